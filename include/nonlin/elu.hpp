@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The exponential linear units: elu, selu, celu. The negative side is expm1 (no cancellation
+// near 0), evaluated on min(x, 0) so exp never sees a positive argument that could overflow.
+// At x = 0 the derivative is the left one (alpha for elu, lambda alpha for selu, 1 for celu).
+
+#include "concepts.hpp"
+#include "math/constants.hpp"
+#include "math/exp.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+namespace detail {
+// scale * (x > 0 ? x : alpha expm1(x / width)) and its derivative; elu, selu and celu are this
+// with (scale, alpha, width) = (1, alpha, 1), (lambda, alpha_selu, 1) and (1, alpha, alpha).
+template <real_value V>
+inline V exponential_linear(V x, V scale, V scale_alpha, V width) {
+  V const negative_part = math::clamp_above(x, V(0)) / width;
+  return math::select(x > V(0), scale * x, scale_alpha * math::expm1(negative_part));
+}
+template <real_value V>
+inline V exponential_linear_derivative(V x, V scale, V scale_alpha, V width) {
+  V const negative_part = math::clamp_above(x, V(0)) / width;
+  V const left = scale_alpha / width * math::exp(negative_part);
+  return math::keep_nan(x, math::select(x > V(0), scale, left));
+}
+}  // namespace detail
+
+// elu(x) = x for x > 0, alpha (e^x - 1) otherwise; elu'(x) = alpha e^x = y + alpha on the left.
+struct elu {
+  double alpha = 1.0;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::exponential_linear(x, math::c<V>(1), a<V>(), math::c<V>(1));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return detail::exponential_linear_derivative(x, math::c<V>(1), a<V>(), math::c<V>(1));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), y + a<V>()));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+  bool output_backward_defined() const noexcept { return alpha > 0.0; }
+
+ private:
+  template <real_value V>
+  V a() const noexcept {
+    return V(static_cast<scalar_t<V>>(alpha));
+  }
+};
+
+// selu(x) = lambda elu_alpha(x), alpha = 1.6732632..., lambda = 1.0507009... (Klambauer 2017).
+struct selu {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::exponential_linear(x, lambda<V>(), lambda_alpha<V>(), math::c<V>(1));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return detail::exponential_linear_derivative(x, lambda<V>(), lambda_alpha<V>(), math::c<V>(1));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  // y <= 0: f' = lambda alpha e^x = y + lambda alpha.
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return math::keep_nan(y, math::select(y > V(0), lambda<V>(), y + lambda_alpha<V>()));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+
+ private:
+  template <real_value V>
+  static V lambda() noexcept {
+    return math::c<V>(math::selu_lambda);
+  }
+  template <real_value V>
+  static V lambda_alpha() noexcept {
+    return math::c<V>(math::selu_lambda * math::selu_alpha);
+  }
+};
+
+// celu(x) = max(0, x) + min(0, alpha (e^(x/alpha) - 1)) (Barron 2017); celu'(x) = e^(x/alpha)
+// = 1 + y/alpha on the left. Needs alpha != 0.
+struct celu {
+  double alpha = 1.0;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::exponential_linear(x, math::c<V>(1), a<V>(), a<V>());
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return detail::exponential_linear_derivative(x, math::c<V>(1), a<V>(), a<V>());
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    V const left = math::c<V>(1) + y / a<V>();
+    return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), left));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+  bool output_backward_defined() const noexcept { return alpha > 0.0; }
+
+ private:
+  template <real_value V>
+  V a() const noexcept {
+    return V(static_cast<scalar_t<V>>(alpha));
+  }
+};
+
+}  // namespace nonlin

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The three GELUs (Hendrycks & Gimpel 2016). There is no bare `gelu`: frameworks disagree on
+// which one that name means (PyTorch: exact; oneDNN's gelu: tanh).
+//   gelu_exact(x) = x Phi(x), Phi via the normal tails, not 1 + erf (no cancellation for x < 0)
+//   gelu_tanh(x)  = x sigmoid(2u), u = sqrt(2/pi)(x + 0.044715 x^3) — the same as
+//                   0.5 x (1 + tanh u) without 1 + tanh cancelling for x < 0
+//   gelu_quick(x) = x sigmoid(1.702 x) (CLIP)
+// GELU is not monotonic, so there is no backward from the output.
+
+#include "concepts.hpp"
+#include "math/constants.hpp"
+#include "math/double_float.hpp"
+#include "math/logistic.hpp"
+#include "math/normal.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+// gelu_exact(x) = x Phi(x); derivative Phi(x) + x phi(x) (0.5 at 0, minimum near x = -0.75).
+struct gelu_exact {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::normal(x).x_cdf;
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::normal(x).cdf_plus_x_pdf;
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+// gelu_tanh(x) = x sigmoid(v), v = 2u = x (c1 + c3 x^2), c1 = 2 sqrt(2/pi), c3 = 0.044715 c1;
+// derivative sigmoid(v) (1 + x v'(x) sigmoid(-v)), v' = c1 + 3 c3 x^2. v is formed as hi + lo:
+// rounding it alone would cost |v| ulp in the left tail (~160 ulp in float near x = -10).
+struct gelu_tanh {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::x_sigmoid(x, argument(x));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const v = argument(x).hi;
+    V const c1 = math::c<V>(math::gelu_tanh_c1.hi);
+    V const three_c3 = math::c<V>(3 * math::gelu_tanh_c3.hi);
+    V const x_slope = x * math::fma(three_c3, x * x, c1);
+    return math::x_sigmoid_derivative(v, x_slope);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+
+ private:
+  template <real_value V>
+  static math::double_float<V> argument(V x) noexcept {
+    auto const c1 = math::constant<V>(math::gelu_tanh_c1);
+    auto const c3 = math::constant<V>(math::gelu_tanh_c3);
+    auto const x2 = math::two_product(x, x);
+    auto const cubic = math::two_product(c3.hi, x2.hi);  // c3 x^2
+    V const cubic_lo = math::fma(c3.hi, x2.lo, math::fma(c3.lo, x2.hi, cubic.lo));
+    auto const sum = math::two_sum(c1.hi, cubic.hi);  // c1 + c3 x^2
+    V const sum_lo = sum.lo + (c1.lo + cubic_lo);
+    auto const v = math::two_product(x, sum.hi);
+    return {v.hi, math::fma(x, sum_lo, v.lo)};
+  }
+};
+
+}  // namespace nonlin

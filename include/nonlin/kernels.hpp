@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Span kernels: apply an activation to whole arrays.
+//
+//   nonlin::forward(f, x, y)                      y  = f(x)
+//   nonlin::backward(f, x, dy, dx)                dx = dy * f'(x)
+//   nonlin::backward_from_output(f, y, dy, dx)    dx = dy * f'(x), from y = f(x)
+//
+// Any length and alignment; an output may be the very same array as an input (in place). The
+// body runs the functor on xsimd::batch<T, Arch>; the tail is copied into a zero-padded batch
+// and runs the same code, so an element's result does not depend on the span's length or on
+// its position, and equals the scalar call f(x[i]) bit for bit. Sizes that differ, or an output
+// that partly overlaps an input, throw std::invalid_argument before anything is written.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <ranges>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "concepts.hpp"
+
+namespace nonlin {
+
+namespace detail {
+
+template <class T>
+bool partly_overlap(std::span<T const> a, std::span<T const> b) noexcept {
+  if (a.empty() || b.empty() || a.data() == b.data()) {
+    return false;
+  }
+  auto const less = std::less<T const*>{};
+  return less(a.data(), b.data() + b.size()) && less(b.data(), a.data() + a.size());
+}
+
+inline std::string size_text(char const* name, std::size_t size) {
+  return std::string(name) + " has " + std::to_string(size) + " element" + (size == 1 ? "" : "s");
+}
+
+template <class T>
+void require_same_size(char const* where, char const* a_name, std::span<T const> a,
+                       char const* b_name, std::span<T const> b) {
+  if (a.size() != b.size()) {
+    throw std::invalid_argument(std::string(where) + ": " + size_text(a_name, a.size()) +
+                                " but " + size_text(b_name, b.size()) +
+                                "; they must be the same length");
+  }
+}
+
+template <class T>
+void require_no_partial_overlap(char const* where, char const* out_name, std::span<T const> out,
+                                char const* in_name, std::span<T const> in) {
+  if (partly_overlap(out, in)) {
+    throw std::invalid_argument(std::string(where) + ": " + out_name + " partly overlaps " +
+                                in_name + " (" + out_name + " may be " + in_name +
+                                " itself, or apart from it)");
+  }
+}
+
+template <class F>
+void require_output_backward_defined(F const& f) {
+  if constexpr (requires { f.output_backward_defined(); }) {
+    if (!f.output_backward_defined()) {
+      throw std::invalid_argument(
+          "nonlin::backward_from_output: with alpha <= 0 the output does not determine the "
+          "derivative (alpha must be > 0); use nonlin::backward from x");
+    }
+  }
+}
+
+// out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch.
+template <class Arch, class T, class Op, class... In>
+void elementwise(Op const& op, std::span<T> out, In... in) {
+  using batch = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = batch::size;
+  std::size_t const n = out.size();
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    op(batch::load_unaligned(in.data() + i)...).store_unaligned(out.data() + i);
+  }
+  if (i < n) {
+    std::size_t const rest = n - i;
+    auto padded = [&](std::span<T const> s) {
+      alignas(batch::arch_type::alignment()) std::array<T, width> buffer{};
+      std::copy_n(s.data() + i, rest, buffer.begin());
+      return batch::load_aligned(buffer.data());
+    };
+    alignas(batch::arch_type::alignment()) std::array<T, width> result{};
+    op(padded(in)...).store_aligned(result.data());
+    std::copy_n(result.begin(), rest, out.data() + i);
+  }
+}
+
+template <class R>
+using element_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
+
+}  // namespace detail
+
+// y = f(x).
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+  requires unary_activation<F, T>
+void forward(F const& f, std::span<T const> x, std::span<T> y) {
+  detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
+  detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
+  detail::elementwise<Arch>([&f](auto xb) { return f(xb); }, y, x);
+}
+
+// dx = dy * f'(x).
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+  requires unary_activation<F, T>
+void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx) {
+  char const* where = "nonlin::backward";
+  detail::require_same_size<T>(where, "x", x, "dy", dy);
+  detail::require_same_size<T>(where, "x", x, "dx", dx);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::elementwise<Arch>([&f](auto xb, auto dyb) { return f.backward(xb, dyb); }, dx, x, dy);
+}
+
+// dx = dy * f'(x) computed from the saved output y = f(x).
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+  requires output_differentiable<F, T>
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
+                          std::span<T> dx) {
+  char const* where = "nonlin::backward_from_output";
+  detail::require_same_size<T>(where, "y", y, "dy", dy);
+  detail::require_same_size<T>(where, "y", y, "dx", dx);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::require_output_backward_defined(f);
+  detail::elementwise<Arch>(
+      [&f](auto yb, auto dyb) { return f.backward_from_output(yb, dyb); }, dx, y, dy);
+}
+
+// The same for any contiguous ranges (std::vector, std::array, ...).
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
+          std::ranges::contiguous_range Y>
+  requires(!std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
+           !std::is_same_v<std::remove_cvref_t<Y>, std::span<detail::element_t<Y>>>)
+void forward(F const& f, X&& x, Y&& y) {
+  using T = detail::element_t<Y>;
+  forward<Arch>(f, std::span<T const>(x), std::span<T>(y));
+}
+
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
+          std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
+  requires(!std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
+           !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
+           !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>>)
+void backward(F const& f, X&& x, DY&& dy, DX&& dx) {
+  using T = detail::element_t<DX>;
+  backward<Arch>(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx));
+}
+
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range Y,
+          std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
+  requires(!std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
+           !std::is_same_v<std::remove_cvref_t<Y>, std::span<detail::element_t<Y> const>> ||
+           !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>>)
+void backward_from_output(F const& f, Y&& y, DY&& dy, DX&& dx) {
+  using T = detail::element_t<DX>;
+  backward_from_output<Arch>(f, std::span<T const>(y), std::span<T const>(dy), std::span<T>(dx));
+}
+
+}  // namespace nonlin

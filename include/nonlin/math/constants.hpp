@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Constants of the activations, as the exact value in double plus, where float needs it, the
+// remainder (value - float(value)) so that a float kernel can carry the constant to 48 bits.
+
+#include <numbers>
+
+namespace nonlin::math {
+
+// 1/sqrt(2 pi), the normal density at 0.
+inline constexpr double inv_sqrt_2pi = 0.398942280401432677939946059934381868;
+// sqrt(2/pi), the tanh-GELU scale.
+inline constexpr double sqrt_2_over_pi = 0.797884560802865355879892119868763737;
+// The cubic coefficient of the tanh-GELU (Hendrycks & Gimpel 2016).
+inline constexpr double gelu_tanh_kappa = 0.044715;
+// CLIP's quick-GELU slope: x * sigmoid(1.702 x).
+inline constexpr double gelu_quick_k = 1.702;
+// SELU (Klambauer et al. 2017).
+inline constexpr double selu_alpha = 1.67326324235437728481704299167171;
+inline constexpr double selu_lambda = 1.05070098735548049341933498529460;
+
+}  // namespace nonlin::math
+
+namespace nonlin::math {
+
+// A real constant as an unevaluated double sum hi + lo (lo below half an ulp of hi), for the
+// products that must be carried beyond double precision. Computed with mpmath at 40 digits.
+struct double_double {
+  double hi;
+  double lo;
+};
+
+// 2 sqrt(2/pi): the tanh-GELU's v = 2u = x (c1 + c3 x^2).
+inline constexpr double_double gelu_tanh_c1 = {0x1.9884533d43651p+0, -0x1.cbc0d30ebfd15p-54};
+// 2 sqrt(2/pi) * 0.044715
+inline constexpr double_double gelu_tanh_c3 = {0x1.2444f2a4d8b4bp-4, -0x1.6c843a29d1c7p-61};
+// 1.702 as a real number (the double nearest it is 2^-55 below).
+inline constexpr double_double gelu_quick_slope = {0x1.b3b645a1cac08p+0, 0x1.89374bc6a7efap-55};
+
+}  // namespace nonlin::math

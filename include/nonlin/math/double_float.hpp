@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Unevaluated sums hi + lo for the few places where one rounding of an argument would cost
+// tens of ulps downstream (the tanh-GELU cubic, a scaled sigmoid argument, x^2 in the normal
+// density). Every product is exact through fma (Dekker's two-product).
+
+#include "constants.hpp"
+#include "ops.hpp"
+
+namespace nonlin::math {
+
+template <real_value V>
+struct double_float {
+  V hi;
+  V lo;
+};
+
+// a * b exactly as hi + lo (needs a fused fma; without one lo is only approximate).
+template <real_value V>
+inline double_float<V> two_product(V const& a, V const& b) noexcept {
+  V const hi = a * b;
+  return {hi, math::fma(a, b, math::neg(hi))};
+}
+
+// a + b exactly as hi + lo, for any a, b (Knuth's two-sum).
+template <real_value V>
+inline double_float<V> two_sum(V const& a, V const& b) noexcept {
+  V const s = a + b;
+  V const bb = s - a;
+  V const err = (a - (s - bb)) + (b - bb);
+  return {s, err};
+}
+
+// A constant as the nearest scalar_t<V> plus its remainder (0 in double).
+template <real_value V>
+inline double_float<V> constant(double value) noexcept {
+  using T = scalar_t<V>;
+  T const hi = static_cast<T>(value);
+  T const lo = static_cast<T>(value - static_cast<double>(hi));
+  return {V(hi), V(lo)};
+}
+
+// A double_double constant in V: hi rounded to scalar_t<V>, the rest in lo.
+template <real_value V>
+inline double_float<V> constant(double_double value) noexcept {
+  using T = scalar_t<V>;
+  T const hi = static_cast<T>(value.hi);
+  T const lo = static_cast<T>((value.hi - static_cast<double>(hi)) + value.lo);
+  return {V(hi), V(lo)};
+}
+
+// (a.hi + a.lo) * x to about 2^-44 (float) relative, as hi + lo.
+template <real_value V>
+inline double_float<V> times(double_float<V> const& a, V const& x) noexcept {
+  auto const p = math::two_product(a.hi, x);
+  return {p.hi, math::fma(a.lo, x, p.lo)};
+}
+
+}  // namespace nonlin::math

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// exp, expm1 and the pieces they are made of, for float, double and their batches.
+//
+// e^x = 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (Cody–Waite: ln 2 split into a
+// head with trailing zero bits, so n * head is exact even without an FMA unit, and a tail).
+// |r| <= ln2/2, where the Taylor series below is within 0.1 ulp (float: degree 7, double: 13);
+// the coefficients are 1/k!, rounded to the type. The scale 2^n is applied last and in two
+// halves, so a result in the subnormal range is rounded once (gradual underflow), and a caller
+// that multiplies e^x by a factor can do so before the scale (exp_split + scale).
+
+#include <array>
+#include <cstdint>
+#include <limits>
+
+#include "constants.hpp"
+#include "ops.hpp"
+#include "polynomial.hpp"
+
+namespace nonlin::math {
+
+namespace detail {
+template <class T>
+struct exp_constants;
+
+template <>
+struct exp_constants<float> {
+  static constexpr float magic = 0x1.8p23f;         // 1.5 * 2^23: adding it rounds to an integer
+  static constexpr float ln2_head = 0x1.62e4p-1f;   // ln 2 with 8 trailing zero bits
+  static constexpr float ln2_tail = 0x1.7f7d1cp-20f;
+  static constexpr float log2e = 0x1.715476p+0f;
+  static constexpr float min_arg = -115.0f;  // below, e^x * K is 0 for every |K| < 2^16
+  static constexpr float max_arg = 89.0f;    // above, e^x overflows
+  static constexpr std::int32_t bias = 127;
+  static constexpr int mantissa_bits = 23;
+  // (e^r - 1 - r) / r^2 = sum r^k / (k+2)!, k = 0..5
+  static constexpr std::array<float, 6> q = {0x1p-1f,          0x1.555556p-3f,  0x1.555556p-5f,
+                                             0x1.111112p-7f,   0x1.6c16c2p-10f, 0x1.a01a02p-13f};
+};
+
+template <>
+struct exp_constants<double> {
+  static constexpr double magic = 0x1.8p52;
+  static constexpr double ln2_head = 0x1.62e42fefa38p-1;  // 11 trailing zero bits
+  static constexpr double ln2_tail = 0x1.ef35793c7673p-45;
+  static constexpr double log2e = 0x1.71547652b82fep+0;
+  static constexpr double min_arg = -760.0;
+  static constexpr double max_arg = 710.0;
+  static constexpr std::int64_t bias = 1023;
+  static constexpr int mantissa_bits = 52;
+  // sum r^k / (k+2)!, k = 0..11
+  static constexpr std::array<double, 12> q = {
+      0x1p-1,
+      0x1.5555555555555p-3,
+      0x1.5555555555555p-5,
+      0x1.1111111111111p-7,
+      0x1.6c16c16c16c17p-10,
+      0x1.a01a01a01a01ap-13,
+      0x1.a01a01a01a01ap-16,
+      0x1.71de3a556c734p-19,
+      0x1.27e4fb7789f5cp-22,
+      0x1.ae64567f544e4p-26,
+      0x1.1eed8eff8d898p-29,
+      0x1.6124613a86d09p-33,
+  };
+};
+}  // namespace detail
+
+// x rounded to the nearest integer (ties to even), for |x| < 2^22 (float) / 2^51 (double).
+template <real_value V>
+inline V round_to_integer(V const& x) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  V const magic(K::magic);
+  return (x + magic) - magic;
+}
+
+// 2^k for an integral-valued k in the normal exponent range.
+NONLIN_SHIFT_DIAGNOSTICS_PUSH
+template <real_value V>
+inline V pow2(V const& k) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  V const magic(K::magic);
+  int_t<V> const integer = math::as_bits(k + magic) - math::as_bits(magic);
+  return math::from_bits<V>((integer + int_t<V>(K::bias)) << K::mantissa_bits);
+}
+NONLIN_SHIFT_DIAGNOSTICS_POP
+
+// y * 2^n for integral n, rounded once (subnormal results included); needs |n| < 2 * bias.
+template <real_value V>
+inline V scale(V const& y, V const& n) noexcept {
+  V const half = math::round_to_integer(n * math::c<V>(0.5));
+  return (y * math::pow2(half)) * math::pow2(n - half);
+}
+
+// The reduced argument of e^x: x = n ln2 + r, n integral, |r| <= ln2/2 (x clamped first).
+template <real_value V>
+struct reduced {
+  V r;
+  V n;
+};
+
+template <real_value V>
+inline reduced<V> reduce_exp(V const& x) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), V(K::min_arg));
+  V const magic(K::magic);
+  V const n = math::fma(xc, V(K::log2e), magic) - magic;
+  V r = math::fma(n, V(-K::ln2_head), xc);
+  r = math::fma(n, V(-K::ln2_tail), r);
+  return {r, n};
+}
+
+// e^r - 1 for |r| <= ln2/2 (and any smaller r), within 0.6 ulp.
+template <real_value V>
+inline V expm1_reduced(V const& r) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  return math::fma(r * r, math::horner(r, K::q), r);
+}
+
+// e^x as mantissa * 2^n with mantissa in [0.7, 1.42] (0 below the underflow clamp, +inf above
+// the overflow clamp, NaN for NaN): lets a caller fold a factor in before the final scale.
+template <real_value V>
+struct split_exp {
+  V mantissa;
+  V n;
+};
+
+template <real_value V>
+inline split_exp<V> exp_split(V const& x) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto const [r, n] = math::reduce_exp(x);
+  V mantissa = math::expm1_reduced(r) + math::c<V>(1);
+  mantissa = math::select(x < V(K::min_arg), V(0), mantissa);
+  mantissa = math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), mantissa);
+  return {mantissa, n};
+}
+
+// e^x, within 1 ulp; 0 at -inf, +inf at +inf, NaN for NaN.
+template <real_value V>
+inline V exp(V const& x) noexcept {
+  auto const [mantissa, n] = math::exp_split(x);
+  return math::scale(mantissa, n);
+}
+
+// k * e^x with one final rounding, also where e^x alone would underflow or overflow.
+template <real_value V>
+inline V exp_times(V const& x, V const& k) noexcept {
+  auto const [mantissa, n] = math::exp_split(x);
+  return math::scale(k * mantissa, n);
+}
+
+// e^x - 1 without cancellation near 0, within 1 ulp; -1 at -inf, +inf at +inf, NaN for NaN.
+template <real_value V>
+inline V expm1(V const& x) noexcept {
+  using T = scalar_t<V>;
+  using K = detail::exp_constants<T>;
+  // Beyond these the result rounds to -1 or overflows; clamping keeps 2^n representable.
+  constexpr T low = std::is_same_v<T, float> ? T(-18) : T(-38);
+  V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), V(low));
+  auto const [r, n] = math::reduce_exp(xc);
+  V const m = math::expm1_reduced(r);
+  // For n <= mantissa bits, 2^n - 1 is exact and one fma gives 2^n (1 + m) - 1 rounded once;
+  // above, the -1 is below half an ulp and e^x itself is the answer.
+  V const small_n = math::clamp_above(n, V(T(K::mantissa_bits)));
+  V const p = math::pow2(small_n);
+  V const near = math::fma(p, m, p - math::c<V>(1));
+  V const far = math::scale(m + math::c<V>(1), n);
+  V result = math::select(n > V(T(K::mantissa_bits)), far, near);
+  result = math::select(x > V(K::max_arg), V(std::numeric_limits<T>::infinity()), result);
+  return math::select(x < V(low), V(T(-1)), result);
+}
+
+}  // namespace nonlin::math

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The handful of operations nonlin's math is written in, each with one meaning for float,
+// double and every xsimd::batch: select, fused multiply-add, bit access, NaN tests.
+//
+// Why these and not xsimd's scalar overloads: xsimd 8.1 forwards scalar math to std::, whose
+// algorithms differ from its batch kernels, so a scalar and a SIMD lane would round differently.
+// Everything nonlin computes is built from +, -, *, /, comparisons, select, bit operations and
+// the fma below, which round the same way in a scalar register and in every lane.
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#if defined(__FMA__) || defined(__AVX512F__)
+#include <immintrin.h>
+#define NONLIN_HAS_FMA 1
+#else
+#define NONLIN_HAS_FMA 0
+#endif
+
+#include "../concepts.hpp"
+
+// g++ 12 reports the _mm512_undefined_epi32() operand of _mm512_slli/srli_epi32 as used
+// uninitialized once they are inlined (a false positive of its intrinsic headers). Functions
+// that shift integer batches are wrapped in these, so users' -Werror builds stay clean.
+#if defined(__GNUC__) && !defined(__clang__)
+#define NONLIN_SHIFT_DIAGNOSTICS_PUSH                                  \
+  _Pragma("GCC diagnostic push")                                      \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")           \
+          _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define NONLIN_SHIFT_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
+#else
+#define NONLIN_SHIFT_DIAGNOSTICS_PUSH
+#define NONLIN_SHIFT_DIAGNOSTICS_POP
+#endif
+
+namespace nonlin::math {
+
+namespace detail {
+template <class V>
+struct companions;
+
+template <>
+struct companions<float> {
+  using mask = bool;
+  using integer = std::int32_t;
+};
+template <>
+struct companions<double> {
+  using mask = bool;
+  using integer = std::int64_t;
+};
+template <class T, class A>
+struct companions<xsimd::batch<T, A>> {
+  using mask = xsimd::batch_bool<T, A>;
+  using integer = xsimd::batch<typename companions<T>::integer, A>;
+};
+}  // namespace detail
+
+// The comparison result of V (bool or batch_bool) and the same-width signed integer of V.
+template <real_value V>
+using mask_t = typename detail::companions<V>::mask;
+template <real_value V>
+using int_t = typename detail::companions<V>::integer;
+
+// A constant of the value type: c<V>(0.5) is 0.5 rounded to scalar_t<V>, broadcast if needed.
+template <real_value V>
+inline V c(double value) noexcept {
+  return V(static_cast<scalar_t<V>>(value));
+}
+
+template <real_value V>
+inline V select(mask_t<V> const& m, V const& a, V const& b) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return xsimd::select(m, a, b);
+  } else {
+    return m ? a : b;
+  }
+}
+
+template <class M>
+inline bool any(M const& m) noexcept {
+  if constexpr (std::is_same_v<M, bool>) {
+    return m;
+  } else {
+    return xsimd::any(m);
+  }
+}
+
+template <class M>
+inline bool all(M const& m) noexcept {
+  if constexpr (std::is_same_v<M, bool>) {
+    return m;
+  } else {
+    return xsimd::all(m);
+  }
+}
+
+// a*b + c. Where the target has an FMA unit this is one rounding, for scalars and every batch
+// width alike (xsimd 8.1's own fma is unfused on AVX-512). Without one it is two roundings for
+// both, and no compiler can contract either, so scalar and SIMD still agree.
+template <real_value V>
+inline V fma(V const& a, V const& b, V const& c) noexcept {
+#if NONLIN_HAS_FMA
+  using T = scalar_t<V>;
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(a, b, c);
+  } else if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>) {
+      return V(_mm512_fmadd_ps(a, b, c));
+    } else {
+      return V(_mm512_fmadd_pd(a, b, c));
+    }
+#endif
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (std::is_same_v<T, float>) {
+      return V(_mm256_fmadd_ps(a, b, c));
+    } else {
+      return V(_mm256_fmadd_pd(a, b, c));
+    }
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (std::is_same_v<T, float>) {
+      return V(_mm_fmadd_ps(a, b, c));
+    } else {
+      return V(_mm_fmadd_pd(a, b, c));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "nonlin::math::fma: unsupported batch width");
+  }
+#else
+  return a * b + c;
+#endif
+}
+
+template <real_value V>
+inline int_t<V> as_bits(V const& x) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return xsimd::bitwise_cast<int_t<V>>(x);
+  } else {
+    return std::bit_cast<int_t<V>>(x);
+  }
+}
+
+template <real_value V>
+inline V from_bits(int_t<V> const& i) noexcept {
+  if constexpr (is_batch_v<V>) {
+    return xsimd::bitwise_cast<V>(i);
+  } else {
+    return std::bit_cast<V>(i);
+  }
+}
+
+template <real_value V>
+inline mask_t<V> is_nan(V const& x) noexcept {
+  return x != x;
+}
+
+template <real_value V>
+inline V abs(V const& x) noexcept {
+  using I = typename detail::companions<scalar_t<V>>::integer;
+  return math::from_bits<V>(math::as_bits(x) & int_t<V>(std::numeric_limits<I>::max()));
+}
+
+// The sign bit of x alone (+0.0 or -0.0).
+template <real_value V>
+inline V sign_bit(V const& x) noexcept {
+  using I = typename detail::companions<scalar_t<V>>::integer;
+  return math::from_bits<V>(math::as_bits(x) & int_t<V>(std::numeric_limits<I>::min()));
+}
+
+// -x by flipping the sign bit. Not the unary minus: xsimd 8.1 computes that as 0 - x on
+// AVX-512, which gives +0 for x = +0 where a scalar gives -0.
+template <real_value V>
+inline V neg(V const& x) noexcept {
+  using I = typename detail::companions<scalar_t<V>>::integer;
+  return math::from_bits<V>(math::as_bits(x) ^ int_t<V>(std::numeric_limits<I>::min()));
+}
+
+// |magnitude| with the sign of s.
+template <real_value V>
+inline V copysign(V const& magnitude, V const& s) noexcept {
+  return math::from_bits<V>(math::as_bits(math::abs(magnitude)) | math::as_bits(math::sign_bit(s)));
+}
+
+// NaN-propagating clamps: a NaN x comes out as NaN.
+template <real_value V>
+inline V clamp_above(V const& x, V const& hi) noexcept {
+  return math::select(x > hi, hi, x);
+}
+template <real_value V>
+inline V clamp_below(V const& x, V const& lo) noexcept {
+  return math::select(x < lo, lo, x);
+}
+
+// Where x is NaN give x, elsewhere v: for results that a select would otherwise make finite.
+template <real_value V>
+inline V keep_nan(V const& x, V const& v) noexcept {
+  return math::select(math::is_nan(x), x, v);
+}
+
+}  // namespace nonlin::math

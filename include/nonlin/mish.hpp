@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// mish(x) = x tanh(softplus(x)) (Misra 2019). Not monotonic: no backward from the output.
+
+#include "concepts.hpp"
+#include "math/exp.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+// With w = (1 + e^x)^2, tanh(softplus x) = (w - 1)/(w + 1) and sech^2(softplus x) = 4w/(w+1)^2.
+// In e = e^-|x| (never overflows):
+//   x >= 0: tanh(sp) = (1 + 2e) / (1 + 2e + 2e^2),   mish' = tanh(sp) + 4x e^2 (1 + e) / D^2
+//   x <  0: tanh(sp) = e (e + 2) / (e^2 + 2e + 2),   mish' = e ((e + 2) D + 4x (1 + e)) / D^2
+// where D is the denominator beside it; the x < 0 results carry the factor e, which is folded
+// in before exp's final scale so that subnormal results are rounded once.
+struct mish {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    auto const [p, n] = math::exp_split(math::neg(math::abs(x)));
+    V const e = math::scale(p, n);
+    V const one = math::c<V>(1);
+    V const two = math::c<V>(2);
+    V const two_e = e + e;
+    V const right = x * (one + two_e) / math::fma(two_e, one + e, one);
+    V const left = math::scale(x * p * (e + two) / math::fma(e, e + two, two), n);
+    return math::select(x >= V(0), right, math::select(p == V(0), math::sign_bit(x), left));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    auto const [p, n] = math::exp_split(math::neg(math::abs(x)));
+    V const e = math::scale(p, n);
+    V const one = math::c<V>(1);
+    V const two = math::c<V>(2);
+    V const four_x = x * math::c<V>(4);
+    V const two_e = e + e;
+    V const d_right = math::fma(two_e, one + e, one);
+    V const right = math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
+    V const d_left = math::fma(e, e + two, two);
+    V const bracket = math::fma(e + two, d_left, four_x * (one + e));
+    V const left = math::scale(p * bracket / (d_left * d_left), n);
+    // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
+    return math::select(x >= V(0), math::select(e == V(0), one, right),
+                        math::select(p == V(0), V(0), left));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+}  // namespace nonlin

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Everything nonlin offers. Include a family header instead to compile less.
+
+#include "concepts.hpp"   // IWYU pragma: export
+#include "elu.hpp"        // IWYU pragma: export
+#include "gelu.hpp"       // IWYU pragma: export
+#include "kernels.hpp"    // IWYU pragma: export
+#include "mish.hpp"       // IWYU pragma: export
+#include "piecewise.hpp"  // IWYU pragma: export
+#include "prelu.hpp"      // IWYU pragma: export
+#include "sigmoid.hpp"    // IWYU pragma: export
+#include "silu.hpp"       // IWYU pragma: export
+#include "tanh.hpp"       // IWYU pragma: export
+#include "version.hpp"    // IWYU pragma: export

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The piecewise-linear activations: step, identity, relu, relu6, hardtanh, leaky_relu and
+// squared_relu.
+//
+// Kink policy, the same for every function in nonlin: a function is split as x <= k | x > k at
+// an inner kink k, and saturation regions are closed, so the derivative at a kink is the one of
+// the piece on the left (relu'(0) = 0, leaky_relu'(0) = alpha) and 0 on a saturation boundary
+// (relu6'(0) = relu6'(6) = 0, hardtanh'(min) = hardtanh'(max) = 0), as in PyTorch.
+// backward selects dy (no multiply), so dy = inf or NaN at a zero-gradient position gives 0;
+// a NaN x gives NaN in every member.
+
+#include "concepts.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+// step(x) = 1 for x > 0, else 0 (step(0) = 0); derivative 0 everywhere (the impulse at 0 is
+// dropped, as every framework does).
+struct step {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::keep_nan(x, math::select(x > V(0), math::c<V>(1), V(0)));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::keep_nan(x, V(0));
+  }
+  template <real_value V>
+  V backward(V x, V /*dy*/) const noexcept {
+    return derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return math::keep_nan(y, V(0));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V /*dy*/) const noexcept {
+    return derivative_from_output(y);
+  }
+};
+
+// identity(x) = x; derivative 1.
+struct identity {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return x;
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::keep_nan(x, math::c<V>(1));
+  }
+  template <real_value V>
+  V backward(V /*x*/, V dy) const noexcept {
+    return dy;
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return derivative(y);
+  }
+  template <real_value V>
+  V backward_from_output(V /*y*/, V dy) const noexcept {
+    return dy;
+  }
+};
+
+// hardtanh(x) = min(max(x, min), max); derivative 1 on (min, max), 0 on the closed outside.
+struct hardtanh {
+  double min = -1.0;
+  double max = 1.0;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    V const lo(static_cast<scalar_t<V>>(min));
+    V const hi(static_cast<scalar_t<V>>(max));
+    return math::select(x <= lo, lo, math::select(x >= hi, hi, x));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return backward(x, math::c<V>(1));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    V const lo(static_cast<scalar_t<V>>(min));
+    V const hi(static_cast<scalar_t<V>>(max));
+    return math::keep_nan(x, math::select((x > lo) & (x < hi), dy, V(0)));
+  }
+  // The output is strictly inside (min, max) exactly where the input is.
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return derivative(y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return backward(y, dy);
+  }
+};
+
+// relu6(x) = min(max(x, 0), 6): hardtanh on [0, 6].
+struct relu6 {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return bounds()(x);
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return bounds().derivative(x);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return bounds().backward(x, dy);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return bounds().derivative_from_output(y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return bounds().backward_from_output(y, dy);
+  }
+
+ private:
+  static constexpr hardtanh bounds() noexcept { return {.min = 0.0, .max = 6.0}; }
+};
+
+// relu(x) = max(x, 0), +0 for x <= 0; relu'(0) = 0.
+struct relu {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::select(x <= V(0), V(0), x);
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return backward(x, math::c<V>(1));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return math::keep_nan(x, math::select(x > V(0), dy, V(0)));
+  }
+  // y > 0 exactly where x > 0.
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return derivative(y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return backward(y, dy);
+  }
+};
+
+// leaky_relu(x) = x for x > 0, alpha x otherwise; leaky_relu'(0) = alpha. backward_from_output
+// needs alpha > 0 (the sign of y must tell the piece): the span kernel checks it.
+struct leaky_relu {
+  double alpha = 0.01;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::select(x > V(0), x, x * slope<V>());
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::keep_nan(x, math::select(x > V(0), math::c<V>(1), slope<V>()));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return math::keep_nan(x, math::select(x > V(0), dy, dy * slope<V>()));
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return derivative(y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return backward(y, dy);
+  }
+  bool output_backward_defined() const noexcept { return alpha > 0.0; }
+
+ private:
+  template <real_value V>
+  V slope() const noexcept {
+    return V(static_cast<scalar_t<V>>(alpha));
+  }
+};
+
+// squared_relu(x) = max(x, 0)^2 (Primer, So et al. 2021); derivative 2 max(x, 0).
+struct squared_relu {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    V const r = relu()(x);
+    return r * r;
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const r = relu()(x);
+    return r + r;
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+}  // namespace nonlin

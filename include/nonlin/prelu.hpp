@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// PReLU (He et al. 2015): leaky_relu with a learned slope per channel (or one shared slope).
+//
+// Layout: x, y, dy, dx are contiguous (n, channels, inner) arrays (inner = 1 for (n, channels);
+// inner = h * w for NCHW). alpha has `channels` entries (per channel) or 1 (shared).
+//   y      = x > 0 ? x : alpha[c] x
+//   dx     = x > 0 ? dy : alpha[c] dy          (at x = 0: alpha, the left derivative)
+//   dalpha[c] = sum of dy * x over the positions with x < 0 that share alpha[c]
+// dalpha is overwritten (not accumulated into); the sums run in batch lanes, then across them.
+
+#include <cstddef>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "kernels.hpp"
+#include "piecewise.hpp"
+
+namespace nonlin {
+
+struct prelu_shape {
+  std::size_t n = 1;
+  std::size_t channels = 1;
+  std::size_t inner = 1;
+
+  std::size_t size() const noexcept { return n * channels * inner; }
+};
+
+namespace detail {
+inline void require_prelu_arguments(char const* where, prelu_shape shape, std::size_t x_size,
+                                    std::size_t alpha_size) {
+  if (x_size != shape.size()) {
+    throw std::invalid_argument(std::string(where) + ": x has " + std::to_string(x_size) +
+                                " elements but the shape (n=" + std::to_string(shape.n) +
+                                ", channels=" + std::to_string(shape.channels) + ", inner=" +
+                                std::to_string(shape.inner) + ") has " +
+                                std::to_string(shape.size()));
+  }
+  if (alpha_size != shape.channels && alpha_size != 1) {
+    throw std::invalid_argument(std::string(where) + ": alpha has " +
+                                std::to_string(alpha_size) + " elements; it must have 1 (shared) "
+                                "or channels=" + std::to_string(shape.channels));
+  }
+}
+
+template <class F>
+void for_each_block(prelu_shape shape, F&& f) {
+  for (std::size_t i = 0; i < shape.n; ++i) {
+    for (std::size_t c = 0; c < shape.channels; ++c) {
+      f(c, (i * shape.channels + c) * shape.inner);
+    }
+  }
+}
+}  // namespace detail
+
+template <class Arch = xsimd::default_arch, real_scalar T>
+void prelu_forward(std::span<T const> x, std::span<T const> alpha, std::span<T> y,
+                   prelu_shape shape) {
+  char const* where = "nonlin::prelu_forward";
+  detail::require_prelu_arguments(where, shape, x.size(), alpha.size());
+  detail::require_same_size<T>(where, "x", x, "y", y);
+  detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
+  detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
+    leaky_relu const f{.alpha = static_cast<double>(alpha[alpha.size() == 1 ? 0 : c])};
+    forward<Arch>(f, x.subspan(offset, shape.inner), y.subspan(offset, shape.inner));
+  });
+}
+
+// dx and dalpha; dx may be x or dy itself.
+template <class Arch = xsimd::default_arch, real_scalar T>
+void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T const> dy,
+                    std::span<T> dx, std::span<T> dalpha, prelu_shape shape) {
+  char const* where = "nonlin::prelu_backward";
+  detail::require_prelu_arguments(where, shape, x.size(), alpha.size());
+  detail::require_same_size<T>(where, "x", x, "dy", dy);
+  detail::require_same_size<T>(where, "x", x, "dx", dx);
+  detail::require_same_size<T>(where, "alpha", alpha, "dalpha", std::span<T const>(dalpha));
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  using batch = xsimd::batch<T, Arch>;
+  // The alpha gradient is summed before dx is written, since dx may overwrite x or dy.
+  std::fill(dalpha.begin(), dalpha.end(), T(0));
+  detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
+    batch sum(T(0));
+    std::span<T const> const xs = x.subspan(offset, shape.inner);
+    std::span<T const> const dys = dy.subspan(offset, shape.inner);
+    std::size_t const width = batch::size;
+    std::size_t i = 0;
+    for (; i + width <= xs.size(); i += width) {
+      batch const xb = batch::load_unaligned(xs.data() + i);
+      batch const dyb = batch::load_unaligned(dys.data() + i);
+      sum += xsimd::select(xb < batch(T(0)), dyb * xb, batch(T(0)));
+    }
+    T total = xsimd::hadd(sum);
+    for (; i < xs.size(); ++i) {
+      total += xs[i] < T(0) ? dys[i] * xs[i] : T(0);
+    }
+    dalpha[alpha.size() == 1 ? 0 : c] += total;
+  });
+  detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
+    leaky_relu const f{.alpha = static_cast<double>(alpha[alpha.size() == 1 ? 0 : c])};
+    backward<Arch>(f, x.subspan(offset, shape.inner), dy.subspan(offset, shape.inner),
+                   dx.subspan(offset, shape.inner));
+  });
+}
+
+}  // namespace nonlin

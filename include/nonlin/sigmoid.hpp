@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The logistic family: sigmoid, log_sigmoid, softplus and hardsigmoid.
+
+#include "concepts.hpp"
+#include "math/exp.hpp"
+#include "math/logistic.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+// sigmoid(x) = 1 / (1 + e^-x), split at 0 so that e^-|x| never overflows;
+// sigmoid'(x) = sigmoid(x) sigmoid(-x) from x (no 1 - y cancellation), y (1 - y) from y.
+struct sigmoid {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::sigmoid(x);
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::sigmoid_derivative(x);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return y * (math::c<V>(1) - y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+};
+
+// log_sigmoid(x) = log sigmoid(x) = min(x, 0) - log1p(e^-|x|); derivative sigmoid(-x),
+// = -expm1(y) from the output.
+struct log_sigmoid {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::neg(math::softplus(math::neg(x)));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::sigmoid(math::neg(x));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return math::neg(math::expm1(y));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+};
+
+// softplus(x) = log(1 + e^(beta x)) / beta, and x itself where beta x > threshold (PyTorch's
+// convention: the jump there is below 2e-9 relative). Derivative sigmoid(beta x), 1 above the
+// threshold; from the output, 1 - e^(-beta y) = -expm1(-beta y). Needs beta > 0.
+struct softplus {
+  double beta = 1.0;
+  double threshold = 20.0;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    V const z = x * b<V>();
+    return math::select(z > t<V>(), x, math::softplus(z) / b<V>());
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const z = x * b<V>();
+    return math::select(z > t<V>(), math::c<V>(1), math::sigmoid(z));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    V const z = y * b<V>();
+    return math::select(z > t<V>(), math::c<V>(1), math::neg(math::expm1(math::neg(z))));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+
+ private:
+  template <real_value V>
+  V b() const noexcept {
+    return V(static_cast<scalar_t<V>>(beta));
+  }
+  template <real_value V>
+  V t() const noexcept {
+    return V(static_cast<scalar_t<V>>(threshold));
+  }
+};
+
+// hardsigmoid(x) = relu6(x + 3) / 6: 0 for x <= -3, 1 for x >= 3, else x/6 + 1/2; derivative
+// 1/6 on (-3, 3) and 0 on the closed saturation regions.
+struct hardsigmoid {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    V const inner = (x + math::c<V>(3)) / math::c<V>(6);
+    return math::select(x <= math::c<V>(-3), V(0), math::select(x >= math::c<V>(3), math::c<V>(1), inner));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return backward(x, math::c<V>(1));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    auto const inside = (x > math::c<V>(-3)) & (x < math::c<V>(3));
+    return math::keep_nan(x, math::select(inside, dy / math::c<V>(6), V(0)));
+  }
+  // 0 < y < 1 exactly where -3 < x < 3.
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return backward_from_output(y, math::c<V>(1));
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    auto const inside = (y > V(0)) & (y < math::c<V>(1));
+    return math::keep_nan(y, math::select(inside, dy / math::c<V>(6), V(0)));
+  }
+};
+
+}  // namespace nonlin

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// x times a gate of x: silu, swish(beta), gelu_quick, hardswish. Not monotonic: no backward
+// from the output.
+
+#include "concepts.hpp"
+#include "math/constants.hpp"
+#include "math/double_float.hpp"
+#include "math/logistic.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+namespace detail {
+// x sigmoid(beta x) with beta x carried as hi + lo, so that neither beta's rounding to float
+// nor the product's costs |beta x| ulp where sigmoid(beta x) is tiny.
+template <real_value V>
+inline V swish_forward(V x, math::double_double beta) noexcept {
+  auto const b = math::constant<V>(beta);
+  auto z = math::two_product(b.hi, x);
+  z.lo = math::fma(b.lo, x, z.lo);
+  return math::x_sigmoid(x, z);
+}
+// sigmoid(z) (1 + z sigmoid(-z)), z = beta x.
+template <real_value V>
+inline V swish_derivative(V x, math::double_double beta) noexcept {
+  V const z = x * V(static_cast<scalar_t<V>>(beta.hi));
+  return math::x_sigmoid_derivative(z, z);
+}
+}  // namespace detail
+
+// swish(x) = x sigmoid(beta x) (Ramachandran et al. 2017); derivative
+// s + beta x s (1 - s), s = sigmoid(beta x). beta is taken as the double it is.
+struct swish {
+  double beta = 1.0;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::swish_forward(x, {beta, 0.0});
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return detail::swish_derivative(x, {beta, 0.0});
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+// silu(x) = x sigmoid(x): swish with beta = 1 (minimum -0.278 near x = -1.278).
+struct silu {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return swish{}(x);
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return swish{}.derivative(x);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+// gelu_quick(x) = x sigmoid(k x), k = 1.702 (the real number, carried to 2^-100): CLIP's
+// QuickGELU; derivative s + k x s (1 - s).
+struct gelu_quick {
+  double k = math::gelu_quick_k;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::swish_forward(x, slope());
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return detail::swish_derivative(x, slope());
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+
+ private:
+  math::double_double slope() const noexcept {
+    return k == math::gelu_quick_k ? math::gelu_quick_slope : math::double_double{k, 0.0};
+  }
+};
+
+// hardswish(x) = x relu6(x + 3) / 6 (MobileNetV3): 0 for x <= -3, x for x >= 3, else
+// x (x + 3) / 6; derivative (2x + 3) / 6 inside, 0 and 1 on the closed saturation regions.
+struct hardswish {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    V const inner = x * (x + math::c<V>(3)) / math::c<V>(6);
+    return math::select(x <= math::c<V>(-3), V(0), math::select(x >= math::c<V>(3), x, inner));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const inner = (x + x + math::c<V>(3)) / math::c<V>(6);
+    V const outer = math::select(x <= math::c<V>(-3), V(0), math::c<V>(1));
+    auto const inside = (x > math::c<V>(-3)) & (x < math::c<V>(3));
+    return math::keep_nan(x, math::select(inside, inner, outer));
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+}  // namespace nonlin
