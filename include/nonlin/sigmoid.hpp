@@ -80,10 +80,12 @@ struct softplus {
   V backward(V x, V dy) const noexcept {
     return dy * derivative(x);
   }
+  // The linear piece starts at y = softplus(threshold) / beta, not at threshold / beta.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
     V const z = y * b<V>();
-    return math::select(z > t<V>(), math::c<V>(1), math::neg(math::expm1(math::neg(z))));
+    V const linear_from = math::softplus(t<V>());
+    return math::select(z > linear_from, math::c<V>(1), math::neg(math::expm1(math::neg(z))));
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
@@ -111,22 +113,22 @@ struct hardsigmoid {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    return backward(x, math::c<V>(1));
+    auto const inside = (x > math::c<V>(-3)) & (x < math::c<V>(3));
+    return math::keep_nan(x, math::select(inside, math::c<V>(1.0 / 6.0), V(0)));
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    auto const inside = (x > math::c<V>(-3)) & (x < math::c<V>(3));
-    return math::keep_nan(x, math::select(inside, dy / math::c<V>(6), V(0)));
+    return dy * derivative(x);
   }
   // 0 < y < 1 exactly where -3 < x < 3.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    return backward_from_output(y, math::c<V>(1));
+    auto const inside = (y > V(0)) & (y < math::c<V>(1));
+    return math::keep_nan(y, math::select(inside, math::c<V>(1.0 / 6.0), V(0)));
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
-    auto const inside = (y > V(0)) & (y < math::c<V>(1));
-    return math::keep_nan(y, math::select(inside, dy / math::c<V>(6), V(0)));
+    return dy * derivative_from_output(y);
   }
 };
 

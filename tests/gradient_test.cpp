@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// Every derivative against a central difference (the shared helper in support/gradcheck.hpp),
+// backward against dy * derivative, and backward_from_output(f(x)) against backward(x).
+
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <nonlin/nonlin.hpp>
+
+#include "support/functors.hpp"
+#include "support/gradcheck.hpp"
+#include "support/value_types.hpp"
+
+namespace nonlin::test {
+namespace {
+
+template <class T>
+class Gradient : public ::testing::Test {};
+using scalar_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Gradient, scalar_types);
+
+TYPED_TEST(Gradient, DerivativeMatchesCentralDifference) {
+  using T = TypeParam;
+  auto const points = grid(-10, 10, 1.0 / 128 + 1e-9);  // off the binary grid: not on kinks
+  for_each_functor([&](auto const& entry) {
+    SCOPED_TRACE(std::string(entry.name));
+    int const checked = expect_derivative_matches<T>(entry.f, points, entry.kinks);
+    EXPECT_GT(checked, 2000);
+  });
+}
+
+TYPED_TEST(Gradient, BackwardIsDyTimesDerivative) {
+  using T = TypeParam;
+  for_each_functor([&](auto const& entry) {
+    SCOPED_TRACE(std::string(entry.name));
+    for (double const x : grid(-12, 12, 0.37)) {
+      for (double const dy : {1.0, -2.5, 0.125}) {
+        T const expected = static_cast<T>(dy) * entry.f.derivative(static_cast<T>(x));
+        EXPECT_EQ(entry.f.backward(static_cast<T>(x), static_cast<T>(dy)), expected) << x;
+      }
+    }
+  });
+}
+
+// From the saved output: equal to the from-x backward up to the rounding of y, which the
+// derivative-from-output amplifies where the function saturates, so |x| <= 6 here.
+TYPED_TEST(Gradient, BackwardFromOutputMatchesBackward) {
+  using T = TypeParam;
+  double const tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-13;
+  int functions = 0;
+  for_each_functor([&](auto const& entry) {
+    using F = std::remove_cvref_t<decltype(entry.f)>;
+    if constexpr (output_differentiable<F, T>) {
+      ++functions;
+      SCOPED_TRACE(std::string(entry.name));
+      for (double const x : grid(-6, 6, 1.0 / 64)) {
+        T const xt = static_cast<T>(x);
+        T const dy = static_cast<T>(0.75);
+        T const from_x = entry.f.backward(xt, dy);
+        T const from_y = entry.f.backward_from_output(entry.f(xt), dy);
+        EXPECT_NEAR(from_y, from_x, tolerance * std::max(1.0, std::abs(double(from_x)))) << x;
+      }
+    }
+  });
+  EXPECT_EQ(functions, 19);
+}
+
+// Which functors offer the from-output backward is a compile-time fact.
+static_assert(output_differentiable<sigmoid, float> && output_differentiable<nonlin::tanh, double>);
+static_assert(output_differentiable<relu, xsimd::batch<float>>);
+static_assert(output_differentiable<elu, float> && output_differentiable<selu, float> &&
+              output_differentiable<celu, float> && output_differentiable<leaky_relu, float>);
+static_assert(output_differentiable<softplus, float> && output_differentiable<log_sigmoid, float>);
+static_assert(!output_differentiable<gelu_exact, float> && !output_differentiable<gelu_tanh, float>);
+static_assert(!output_differentiable<gelu_quick, float> && !output_differentiable<silu, float>);
+static_assert(!output_differentiable<swish, float> && !output_differentiable<mish, float>);
+static_assert(!output_differentiable<hardswish, float> &&
+              !output_differentiable<squared_relu, float>);
+static_assert(unary_activation<gelu_exact, xsimd::batch<double>>);
+
+}  // namespace
+}  // namespace nonlin::test
