@@ -68,6 +68,7 @@ void prelu_forward(std::span<T const> x, std::span<T const> alpha, std::span<T> 
 }
 
 // dx and dalpha; dx may be x or dy itself.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <class Arch = xsimd::default_arch, real_scalar T>
 void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T const> dy,
                     std::span<T> dx, std::span<T> dalpha, prelu_shape shape) {
@@ -104,5 +105,6 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
                    dx.subspan(offset, shape.inner));
   });
 }
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 }  // namespace nonlin

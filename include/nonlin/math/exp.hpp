@@ -75,7 +75,7 @@ inline V round_to_integer(V const& x) noexcept {
 }
 
 // 2^k for an integral-valued k in the normal exponent range.
-NONLIN_SHIFT_DIAGNOSTICS_PUSH
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <real_value V>
 inline V pow2(V const& k) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
@@ -83,7 +83,7 @@ inline V pow2(V const& k) noexcept {
   int_t<V> const integer = math::as_bits(k + magic) - math::as_bits(magic);
   return math::from_bits<V>((integer + int_t<V>(K::bias)) << K::mantissa_bits);
 }
-NONLIN_SHIFT_DIAGNOSTICS_POP
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // y * 2^n for integral n, rounded once (subnormal results included); needs |n| < 2 * bias.
 template <real_value V>

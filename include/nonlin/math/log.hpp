@@ -52,7 +52,7 @@ struct log_constants<double> {
 }  // namespace detail
 
 // The biased exponent field of a float's bits, as a value of V (0 .. 255 or 0 .. 2047).
-NONLIN_SHIFT_DIAGNOSTICS_PUSH
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <real_value V>
 inline V biased_exponent(int_t<V> const& bits) noexcept {
   using T = scalar_t<V>;
@@ -69,7 +69,7 @@ inline V biased_exponent(int_t<V> const& bits) noexcept {
   V const two_m(T(1) / std::numeric_limits<T>::epsilon());
   return math::from_bits<V>(math::as_bits(two_m) + field) - two_m;
 }
-NONLIN_SHIFT_DIAGNOSTICS_POP
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // log(1 + x) within 1 ulp; -inf at -1, NaN below -1 and for NaN, +inf at +inf.
 template <real_value V>

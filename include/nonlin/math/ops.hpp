@@ -23,18 +23,18 @@
 
 #include "../concepts.hpp"
 
-// g++ 12 reports the _mm512_undefined_epi32() operand of _mm512_slli/srli_epi32 as used
-// uninitialized once they are inlined (a false positive of its intrinsic headers). Functions
-// that shift integer batches are wrapped in these, so users' -Werror builds stay clean.
+// g++ 12 reports the _mm*_undefined_*() operand of some AVX-512 intrinsics (shifts, extracts) as
+// used uninitialized once they are inlined (a false positive of its intrinsic headers). Functions
+// that use those intrinsics are wrapped in these, so users' -Werror builds stay clean.
 #if defined(__GNUC__) && !defined(__clang__)
-#define NONLIN_SHIFT_DIAGNOSTICS_PUSH                                  \
+#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH                                  \
   _Pragma("GCC diagnostic push")                                      \
       _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")           \
           _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
-#define NONLIN_SHIFT_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
+#define NONLIN_INTRINSIC_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
 #else
-#define NONLIN_SHIFT_DIAGNOSTICS_PUSH
-#define NONLIN_SHIFT_DIAGNOSTICS_POP
+#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+#define NONLIN_INTRINSIC_DIAGNOSTICS_POP
 #endif
 
 namespace nonlin::math {
@@ -154,9 +154,14 @@ inline V from_bits(int_t<V> const& i) noexcept {
   }
 }
 
+// Not x != x: xsimd 8.1's batch != on AVX-512 is an ordered compare, false for NaN.
 template <real_value V>
 inline mask_t<V> is_nan(V const& x) noexcept {
-  return x != x;
+  if constexpr (is_batch_v<V>) {
+    return xsimd::isnan(x);
+  } else {
+    return std::isnan(x);
+  }
 }
 
 template <real_value V>

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The high-precision reference for accuracy measurements: every nonlin functor's forward value
+// and derivative at a double input, evaluated with MPFR at `precision` bits, and the ULP error
+// of a float or double result against it. Used by tests/accuracy_test.cpp and tools/accuracy.cpp.
+//
+// Definitions are the mathematical ones of the header comments, with every constant as the
+// real number it names: sqrt(2/pi), 0.044715 and 1.702 exactly (decimal strings), selu's alpha
+// and lambda to the 30 digits of math/constants.hpp, and the functors' double members (alpha,
+// beta, threshold, min, max) as the doubles they are. Kinks follow nonlin's policy: the left
+// piece's derivative at an inner kink, 0 on a closed saturation boundary (1 on hardswish's
+// right one, where the piece is x).
+//
+// Values are kept as MPFR numbers (`real`): a long double cannot hold the exact reference of a
+// double result, nor resolve a subnormal one. Every formula below takes e^(-|z|) only, so MPFR
+// never overflows; underflow (|x| beyond ~7e8) returns 0 or the limit, as the true values
+// round there. Inputs must be finite (the measurements sample finite inputs only).
+//
+// Each thread keeps its own scratch numbers and constants (thread_local), so evaluation does no
+// allocation after the first call and tools/accuracy.cpp may call it from several threads.
+
+#include <mpfr.h>
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include <nonlin/nonlin.hpp>
+
+namespace nonlin::test::reference {
+
+// Working precision in bits. Well above what the worst cancellation needs: the derivative zero
+// crossings lose at most ~53 bits at a double input, the normal tail ~2 log2|x| bits.
+inline constexpr mpfr_prec_t precision = 160;
+
+// An MPFR number with value semantics.
+class real {
+ public:
+  real() {
+    mpfr_init2(v_, precision);
+    mpfr_set_zero(v_, 1);
+  }
+  explicit real(double x) {
+    mpfr_init2(v_, precision);
+    mpfr_set_d(v_, x, MPFR_RNDN);
+  }
+  real(real const& other) {
+    mpfr_init2(v_, mpfr_get_prec(other.v_));
+    mpfr_set(v_, other.v_, MPFR_RNDN);
+  }
+  real(real&& other) noexcept : real() { mpfr_swap(v_, other.v_); }
+  real& operator=(real const& other) {
+    if (this != &other) {
+      mpfr_set_prec(v_, mpfr_get_prec(other.v_));
+      mpfr_set(v_, other.v_, MPFR_RNDN);
+    }
+    return *this;
+  }
+  real& operator=(real&& other) noexcept {
+    mpfr_swap(v_, other.v_);
+    return *this;
+  }
+  ~real() { mpfr_clear(v_); }
+
+  mpfr_ptr get() noexcept { return v_; }
+  mpfr_srcptr get() const noexcept { return v_; }
+
+  // Rounded to nearest (subnormal results included; beyond the range: +-inf).
+  double to_double() const { return mpfr_get_d(v_, MPFR_RNDN); }
+  float to_float() const { return mpfr_get_flt(v_, MPFR_RNDN); }
+  long double to_long_double() const { return mpfr_get_ld(v_, MPFR_RNDN); }
+  template <class T>
+  T rounded() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return to_float();
+    } else {
+      return to_double();
+    }
+  }
+
+ private:
+  mpfr_t v_;
+};
+
+// Forward value and derivative at one input.
+struct values {
+  real forward;
+  real derivative;
+};
+
+namespace detail {
+
+// Scratch numbers and the constants, one set per thread.
+struct workspace {
+  static constexpr int scratch = 8;
+  mpfr_t t[scratch];
+  mpfr_t sqrt_2_over_pi;   // sqrt(2/pi)
+  mpfr_t gelu_kappa;       // 0.044715
+  mpfr_t gelu_quick_k;     // 1.702
+  mpfr_t selu_alpha;       // 30 digits, as in math/constants.hpp
+  mpfr_t selu_lambda;
+  mpfr_t inv_sqrt2;        // 1/sqrt(2)
+  mpfr_t inv_sqrt_2pi;     // 1/sqrt(2 pi)
+
+  workspace() {
+    // The widest exponent range, so nothing a double can hold over- or underflows (the
+    // exponent range is per thread in a thread-safe MPFR build, as Debian's is).
+    mpfr_set_emin(mpfr_get_emin_min());
+    mpfr_set_emax(mpfr_get_emax_max());
+    for (auto& v : t) {
+      mpfr_init2(v, precision);
+    }
+    for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda,
+                       inv_sqrt2, inv_sqrt_2pi}) {
+      mpfr_init2(v, precision);
+    }
+    mpfr_const_pi(t[0], MPFR_RNDN);
+    mpfr_ui_div(t[1], 2, t[0], MPFR_RNDN);
+    mpfr_sqrt(sqrt_2_over_pi, t[1], MPFR_RNDN);
+    mpfr_mul_ui(t[1], t[0], 2, MPFR_RNDN);
+    mpfr_rec_sqrt(inv_sqrt_2pi, t[1], MPFR_RNDN);
+    mpfr_set_ui(t[1], 2, MPFR_RNDN);
+    mpfr_rec_sqrt(inv_sqrt2, t[1], MPFR_RNDN);
+    mpfr_set_str(gelu_kappa, "0.044715", 10, MPFR_RNDN);
+    mpfr_set_str(gelu_quick_k, "1.702", 10, MPFR_RNDN);
+    mpfr_set_str(selu_alpha, "1.67326324235437728481704299167171", 10, MPFR_RNDN);
+    mpfr_set_str(selu_lambda, "1.05070098735548049341933498529460", 10, MPFR_RNDN);
+  }
+  ~workspace() {
+    for (auto& v : t) {
+      mpfr_clear(v);
+    }
+    for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda,
+                       inv_sqrt2, inv_sqrt_2pi}) {
+      mpfr_clear(v);
+    }
+  }
+  workspace(workspace const&) = delete;
+  workspace& operator=(workspace const&) = delete;
+};
+
+inline workspace& ws() {
+  thread_local workspace w;
+  return w;
+}
+
+constexpr mpfr_rnd_t rn = MPFR_RNDN;
+
+// s_pos = sigma(z), s_neg = sigma(-z), from e = e^(-|z|) (never overflows). Uses t[6], t[7].
+inline void sigmoid_pair(mpfr_srcptr z, mpfr_ptr s_pos, mpfr_ptr s_neg) {
+  workspace& w = ws();
+  mpfr_ptr e = w.t[6];
+  mpfr_ptr d = w.t[7];
+  mpfr_abs(e, z, rn);
+  mpfr_neg(e, e, rn);
+  mpfr_exp(e, e, rn);
+  mpfr_add_ui(d, e, 1, rn);
+  bool const positive = mpfr_sgn(z) >= 0;
+  mpfr_ui_div(positive ? s_pos : s_neg, 1, d, rn);
+  mpfr_div(positive ? s_neg : s_pos, e, d, rn);
+}
+
+// log(1 + e^z) = max(z, 0) + log1p(e^-|z|). Uses t[7]; out may alias z.
+inline void softplus(mpfr_srcptr z, mpfr_ptr out) {
+  mpfr_ptr e = ws().t[7];
+  mpfr_abs(e, z, rn);
+  mpfr_neg(e, e, rn);
+  mpfr_exp(e, e, rn);
+  mpfr_log1p(e, e, rn);
+  if (mpfr_sgn(z) > 0) {
+    mpfr_add(out, z, e, rn);
+  } else {
+    mpfr_set(out, e, rn);
+  }
+}
+
+// x sigma(z) and its derivative sigma(z) (1 + dz sigma(-z)), where dz = x z'(x). Uses t[4..7].
+inline void x_sigmoid(mpfr_srcptr x, mpfr_srcptr z, mpfr_srcptr dz, values& out) {
+  workspace& w = ws();
+  mpfr_ptr s_pos = w.t[4];
+  mpfr_ptr s_neg = w.t[5];
+  sigmoid_pair(z, s_pos, s_neg);
+  mpfr_mul(out.forward.get(), x, s_pos, rn);
+  mpfr_mul(out.derivative.get(), dz, s_neg, rn);
+  mpfr_add_ui(out.derivative.get(), out.derivative.get(), 1, rn);
+  mpfr_mul(out.derivative.get(), out.derivative.get(), s_pos, rn);
+}
+
+// The piecewise-linear family clamp(x, lo, hi) scaled: used by hardtanh and relu6.
+inline void clamp(double x, double lo, double hi, values& out) {
+  if (x <= lo) {
+    mpfr_set_d(out.forward.get(), lo, rn);
+    mpfr_set_zero(out.derivative.get(), 1);
+  } else if (x >= hi) {
+    mpfr_set_d(out.forward.get(), hi, rn);
+    mpfr_set_zero(out.derivative.get(), 1);
+  } else {
+    mpfr_set_d(out.forward.get(), x, rn);
+    mpfr_set_ui(out.derivative.get(), 1, rn);
+  }
+}
+
+// scale * (x > 0 ? x : alpha expm1(x / width)), derivative scale * (x > 0 ? 1 : alpha/width
+// e^(x/width)); scale and alpha as MPFR numbers, width as a double (elu, selu, celu).
+inline void exponential_linear(double x, mpfr_srcptr scale, mpfr_srcptr alpha, double width,
+                               values& out) {
+  workspace& w = ws();
+  if (x > 0) {
+    mpfr_set_d(w.t[0], x, rn);
+    mpfr_mul(out.forward.get(), w.t[0], scale, rn);
+    mpfr_set(out.derivative.get(), scale, rn);
+    return;
+  }
+  mpfr_set_d(w.t[0], x, rn);
+  mpfr_div_d(w.t[0], w.t[0], width, rn);
+  mpfr_expm1(w.t[1], w.t[0], rn);
+  mpfr_mul(w.t[1], w.t[1], alpha, rn);
+  mpfr_mul(out.forward.get(), w.t[1], scale, rn);
+  mpfr_exp(w.t[1], w.t[0], rn);
+  mpfr_mul(w.t[1], w.t[1], alpha, rn);
+  mpfr_div_d(w.t[1], w.t[1], width, rn);
+  mpfr_mul(out.derivative.get(), w.t[1], scale, rn);
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// evaluate(f, x, out): out.forward = f(x), out.derivative = f'(x), at `precision` bits.
+
+inline void evaluate(nonlin::step const&, double x, values& out) {
+  mpfr_set_ui(out.forward.get(), x > 0 ? 1 : 0, detail::rn);
+  mpfr_set_zero(out.derivative.get(), 1);
+}
+
+inline void evaluate(nonlin::identity const&, double x, values& out) {
+  mpfr_set_d(out.forward.get(), x, detail::rn);
+  mpfr_set_ui(out.derivative.get(), 1, detail::rn);
+}
+
+inline void evaluate(nonlin::relu const&, double x, values& out) {
+  mpfr_set_d(out.forward.get(), x > 0 ? x : 0.0, detail::rn);
+  mpfr_set_ui(out.derivative.get(), x > 0 ? 1 : 0, detail::rn);
+}
+
+inline void evaluate(nonlin::relu6 const&, double x, values& out) {
+  detail::clamp(x, 0.0, 6.0, out);
+}
+
+inline void evaluate(nonlin::hardtanh const& f, double x, values& out) {
+  detail::clamp(x, f.min, f.max, out);
+}
+
+inline void evaluate(nonlin::leaky_relu const& f, double x, values& out) {
+  if (x > 0) {
+    mpfr_set_d(out.forward.get(), x, detail::rn);
+    mpfr_set_ui(out.derivative.get(), 1, detail::rn);
+  } else {
+    mpfr_set_d(out.derivative.get(), f.alpha, detail::rn);
+    mpfr_mul_d(out.forward.get(), out.derivative.get(), x, detail::rn);
+  }
+}
+
+inline void evaluate(nonlin::squared_relu const&, double x, values& out) {
+  double const r = x > 0 ? x : 0.0;
+  mpfr_set_d(out.derivative.get(), r, detail::rn);
+  mpfr_sqr(out.forward.get(), out.derivative.get(), detail::rn);
+  mpfr_mul_2ui(out.derivative.get(), out.derivative.get(), 1, detail::rn);
+}
+
+inline void evaluate(nonlin::elu const& f, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_ui(w.t[2], 1, detail::rn);
+  mpfr_set_d(w.t[3], f.alpha, detail::rn);
+  detail::exponential_linear(x, w.t[2], w.t[3], 1.0, out);
+}
+
+inline void evaluate(nonlin::selu const&, double x, values& out) {
+  auto& w = detail::ws();
+  detail::exponential_linear(x, w.selu_lambda, w.selu_alpha, 1.0, out);
+}
+
+inline void evaluate(nonlin::celu const& f, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_ui(w.t[2], 1, detail::rn);
+  mpfr_set_d(w.t[3], f.alpha, detail::rn);
+  detail::exponential_linear(x, w.t[2], w.t[3], f.alpha, out);
+}
+
+// sigma(x); sigma(x) sigma(-x).
+inline void evaluate(nonlin::sigmoid const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  detail::sigmoid_pair(w.t[0], out.forward.get(), w.t[1]);
+  mpfr_mul(out.derivative.get(), out.forward.get(), w.t[1], detail::rn);
+}
+
+// tanh x; sech^2 x (no 1 - tanh^2 cancellation).
+inline void evaluate(nonlin::tanh const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  mpfr_tanh(out.forward.get(), w.t[0], detail::rn);
+  mpfr_sech(w.t[1], w.t[0], detail::rn);
+  mpfr_sqr(out.derivative.get(), w.t[1], detail::rn);
+}
+
+// -softplus(-x); sigma(-x).
+inline void evaluate(nonlin::log_sigmoid const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], -x, detail::rn);
+  detail::softplus(w.t[0], out.forward.get());
+  mpfr_neg(out.forward.get(), out.forward.get(), detail::rn);
+  detail::sigmoid_pair(w.t[0], out.derivative.get(), w.t[1]);
+}
+
+// x where beta x > threshold, else softplus(beta x) / beta; derivative 1 or sigma(beta x).
+inline void evaluate(nonlin::softplus const& f, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  mpfr_mul_d(w.t[0], w.t[0], f.beta, detail::rn);  // exact: 106 bits
+  if (mpfr_cmp_d(w.t[0], f.threshold) > 0) {
+    mpfr_set_d(out.forward.get(), x, detail::rn);
+    mpfr_set_ui(out.derivative.get(), 1, detail::rn);
+    return;
+  }
+  detail::sigmoid_pair(w.t[0], out.derivative.get(), w.t[1]);
+  detail::softplus(w.t[0], out.forward.get());
+  mpfr_div_d(out.forward.get(), out.forward.get(), f.beta, detail::rn);
+}
+
+// 0 | x/6 + 1/2 | 1 on x <= -3 | (-3, 3) | x >= 3; derivative 1/6 inside, else 0.
+inline void evaluate(nonlin::hardsigmoid const&, double x, values& out) {
+  if (x <= -3) {
+    mpfr_set_zero(out.forward.get(), 1);
+    mpfr_set_zero(out.derivative.get(), 1);
+  } else if (x >= 3) {
+    mpfr_set_ui(out.forward.get(), 1, detail::rn);
+    mpfr_set_zero(out.derivative.get(), 1);
+  } else {
+    mpfr_set_d(out.forward.get(), x, detail::rn);
+    mpfr_add_ui(out.forward.get(), out.forward.get(), 3, detail::rn);
+    mpfr_div_ui(out.forward.get(), out.forward.get(), 6, detail::rn);
+    mpfr_set_ui(out.derivative.get(), 1, detail::rn);
+    mpfr_div_ui(out.derivative.get(), out.derivative.get(), 6, detail::rn);
+  }
+}
+
+// 0 | x (x + 3) / 6 | x; derivative 0 | (2x + 3) / 6 | 1.
+inline void evaluate(nonlin::hardswish const&, double x, values& out) {
+  auto& w = detail::ws();
+  if (x <= -3) {
+    mpfr_set_zero(out.forward.get(), 1);
+    mpfr_set_zero(out.derivative.get(), 1);
+  } else if (x >= 3) {
+    mpfr_set_d(out.forward.get(), x, detail::rn);
+    mpfr_set_ui(out.derivative.get(), 1, detail::rn);
+  } else {
+    mpfr_set_d(w.t[0], x, detail::rn);
+    mpfr_add_ui(w.t[1], w.t[0], 3, detail::rn);
+    mpfr_mul(out.forward.get(), w.t[0], w.t[1], detail::rn);
+    mpfr_div_ui(out.forward.get(), out.forward.get(), 6, detail::rn);
+    mpfr_add(out.derivative.get(), w.t[1], w.t[0], detail::rn);
+    mpfr_div_ui(out.derivative.get(), out.derivative.get(), 6, detail::rn);
+  }
+}
+
+// x Phi(x), Phi(x) = erfc(-x/sqrt 2)/2; derivative Phi(x) + x phi(x).
+inline void evaluate(nonlin::gelu_exact const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  mpfr_mul(w.t[1], w.t[0], w.inv_sqrt2, detail::rn);
+  mpfr_neg(w.t[1], w.t[1], detail::rn);
+  mpfr_erfc(w.t[1], w.t[1], detail::rn);
+  mpfr_div_2ui(w.t[1], w.t[1], 1, detail::rn);  // Phi(x)
+  mpfr_mul(out.forward.get(), w.t[0], w.t[1], detail::rn);
+  mpfr_sqr(w.t[2], w.t[0], detail::rn);
+  mpfr_div_2ui(w.t[2], w.t[2], 1, detail::rn);
+  mpfr_neg(w.t[2], w.t[2], detail::rn);
+  mpfr_exp(w.t[2], w.t[2], detail::rn);
+  mpfr_mul(w.t[2], w.t[2], w.inv_sqrt_2pi, detail::rn);  // phi(x)
+  mpfr_mul(w.t[2], w.t[2], w.t[0], detail::rn);
+  mpfr_add(out.derivative.get(), w.t[1], w.t[2], detail::rn);
+}
+
+// x sigma(2u), u = sqrt(2/pi) (x + 0.044715 x^3); v = 2u, x v' = 2 sqrt(2/pi) x (1 + 3 k x^2).
+inline void evaluate(nonlin::gelu_tanh const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  mpfr_sqr(w.t[3], w.t[0], detail::rn);
+  mpfr_mul(w.t[3], w.t[3], w.gelu_kappa, detail::rn);  // k x^2
+  mpfr_add_ui(w.t[1], w.t[3], 1, detail::rn);
+  mpfr_mul(w.t[1], w.t[1], w.t[0], detail::rn);
+  mpfr_mul(w.t[1], w.t[1], w.sqrt_2_over_pi, detail::rn);
+  mpfr_mul_2ui(w.t[1], w.t[1], 1, detail::rn);  // v
+  mpfr_mul_ui(w.t[2], w.t[3], 3, detail::rn);
+  mpfr_add_ui(w.t[2], w.t[2], 1, detail::rn);
+  mpfr_mul(w.t[2], w.t[2], w.t[0], detail::rn);
+  mpfr_mul(w.t[2], w.t[2], w.sqrt_2_over_pi, detail::rn);
+  mpfr_mul_2ui(w.t[2], w.t[2], 1, detail::rn);  // x v'
+  detail::x_sigmoid(w.t[0], w.t[1], w.t[2], out);
+}
+
+// x sigma(k x), k = 1.702 the real number (unless the functor's k was changed from its default).
+inline void evaluate(nonlin::gelu_quick const& f, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  if (f.k == nonlin::math::gelu_quick_k) {
+    mpfr_mul(w.t[1], w.t[0], w.gelu_quick_k, detail::rn);
+  } else {
+    mpfr_mul_d(w.t[1], w.t[0], f.k, detail::rn);
+  }
+  detail::x_sigmoid(w.t[0], w.t[1], w.t[1], out);
+}
+
+// x sigma(beta x), beta the double it is.
+inline void evaluate(nonlin::swish const& f, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  mpfr_mul_d(w.t[1], w.t[0], f.beta, detail::rn);
+  detail::x_sigmoid(w.t[0], w.t[1], w.t[1], out);
+}
+
+inline void evaluate(nonlin::silu const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  detail::x_sigmoid(w.t[0], w.t[0], w.t[0], out);
+}
+
+// x tanh(sp), sp = softplus(x); derivative tanh(sp) + x sech^2(sp) sigma(x).
+inline void evaluate(nonlin::mish const&, double x, values& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], x, detail::rn);
+  detail::softplus(w.t[0], w.t[1]);
+  mpfr_tanh(w.t[2], w.t[1], detail::rn);
+  mpfr_mul(out.forward.get(), w.t[0], w.t[2], detail::rn);
+  mpfr_sech(w.t[3], w.t[1], detail::rn);
+  mpfr_sqr(w.t[3], w.t[3], detail::rn);
+  detail::sigmoid_pair(w.t[0], w.t[4], w.t[5]);
+  mpfr_mul(w.t[3], w.t[3], w.t[4], detail::rn);
+  mpfr_mul(w.t[3], w.t[3], w.t[0], detail::rn);
+  mpfr_add(out.derivative.get(), w.t[2], w.t[3], detail::rn);
+}
+
+template <class F>
+values evaluate(F const& f, double x) {
+  values out;
+  evaluate(f, x, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// derivative_given_output(f, y, out): the derivative as the exact function g of the output that
+// nonlin's derivative_from_output implements (g(f(x)) = f'(x)), evaluated at a given y. With
+// y = the rounded f(x), |g(y) - f'(x)| is the error every from-output derivative inherits from
+// the rounding of y, whatever its own accuracy. Only for functors with derivative_from_output.
+
+inline void derivative_given_output(nonlin::step const&, double, real& out) {
+  mpfr_set_zero(out.get(), 1);
+}
+inline void derivative_given_output(nonlin::identity const&, double, real& out) {
+  mpfr_set_ui(out.get(), 1, detail::rn);
+}
+inline void derivative_given_output(nonlin::relu const&, double y, real& out) {
+  mpfr_set_ui(out.get(), y > 0 ? 1 : 0, detail::rn);
+}
+inline void derivative_given_output(nonlin::hardtanh const& f, double y, real& out) {
+  mpfr_set_ui(out.get(), (y > f.min && y < f.max) ? 1 : 0, detail::rn);
+}
+inline void derivative_given_output(nonlin::relu6 const&, double y, real& out) {
+  mpfr_set_ui(out.get(), (y > 0 && y < 6) ? 1 : 0, detail::rn);
+}
+inline void derivative_given_output(nonlin::leaky_relu const& f, double y, real& out) {
+  if (y > 0) {
+    mpfr_set_ui(out.get(), 1, detail::rn);
+  } else {
+    mpfr_set_d(out.get(), f.alpha, detail::rn);
+  }
+}
+// y + alpha for y <= 0.
+inline void derivative_given_output(nonlin::elu const& f, double y, real& out) {
+  mpfr_set_d(out.get(), y, detail::rn);
+  if (y > 0) {
+    mpfr_set_ui(out.get(), 1, detail::rn);
+  } else {
+    mpfr_add_d(out.get(), out.get(), f.alpha, detail::rn);
+  }
+}
+// lambda or y + lambda alpha.
+inline void derivative_given_output(nonlin::selu const&, double y, real& out) {
+  auto& w = detail::ws();
+  if (y > 0) {
+    mpfr_set(out.get(), w.selu_lambda, detail::rn);
+  } else {
+    mpfr_mul(out.get(), w.selu_lambda, w.selu_alpha, detail::rn);
+    mpfr_add_d(out.get(), out.get(), y, detail::rn);
+  }
+}
+// 1 + y / alpha for y <= 0.
+inline void derivative_given_output(nonlin::celu const& f, double y, real& out) {
+  if (y > 0) {
+    mpfr_set_ui(out.get(), 1, detail::rn);
+  } else {
+    mpfr_set_d(out.get(), y, detail::rn);
+    mpfr_div_d(out.get(), out.get(), f.alpha, detail::rn);
+    mpfr_add_ui(out.get(), out.get(), 1, detail::rn);
+  }
+}
+// y (1 - y).
+inline void derivative_given_output(nonlin::sigmoid const&, double y, real& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], y, detail::rn);
+  mpfr_ui_sub(w.t[1], 1, w.t[0], detail::rn);
+  mpfr_mul(out.get(), w.t[0], w.t[1], detail::rn);
+}
+// 1 - y^2.
+inline void derivative_given_output(nonlin::tanh const&, double y, real& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], y, detail::rn);
+  mpfr_sqr(w.t[0], w.t[0], detail::rn);
+  mpfr_ui_sub(out.get(), 1, w.t[0], detail::rn);
+}
+// -expm1(y).
+inline void derivative_given_output(nonlin::log_sigmoid const&, double y, real& out) {
+  mpfr_set_d(out.get(), y, detail::rn);
+  mpfr_expm1(out.get(), out.get(), detail::rn);
+  mpfr_neg(out.get(), out.get(), detail::rn);
+}
+// 1 where beta y > softplus(threshold) (the linear piece), else -expm1(-beta y).
+inline void derivative_given_output(nonlin::softplus const& f, double y, real& out) {
+  auto& w = detail::ws();
+  mpfr_set_d(w.t[0], y, detail::rn);
+  mpfr_mul_d(w.t[0], w.t[0], f.beta, detail::rn);
+  mpfr_set_d(w.t[1], f.threshold, detail::rn);
+  detail::softplus(w.t[1], w.t[1]);
+  if (mpfr_cmp(w.t[0], w.t[1]) > 0) {
+    mpfr_set_ui(out.get(), 1, detail::rn);
+  } else {
+    mpfr_neg(w.t[0], w.t[0], detail::rn);
+    mpfr_expm1(out.get(), w.t[0], detail::rn);
+    mpfr_neg(out.get(), out.get(), detail::rn);
+  }
+}
+// 1/6 on 0 < y < 1, else 0.
+inline void derivative_given_output(nonlin::hardsigmoid const&, double y, real& out) {
+  mpfr_set_ui(out.get(), (y > 0 && y < 1) ? 1 : 0, detail::rn);
+  mpfr_div_ui(out.get(), out.get(), 6, detail::rn);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ULP error.
+
+// The exponent of one ulp of T at the (already rounded) value r: the power-of-two spacing of
+// |r|'s binade, 2^-149 / 2^-1074 in the subnormal range and for r = 0.
+template <class T>
+int ulp_exponent(T r) {
+  constexpr int digits = std::numeric_limits<T>::digits;                       // 24 / 53
+  constexpr int min_exponent = std::numeric_limits<T>::min_exponent - digits;  // -149 / -1074
+  if (r == T(0)) {
+    return min_exponent;
+  }
+  int e = 0;
+  (void)std::frexp(r, &e);  // |r| in [2^(e-1), 2^e)
+  int const ulp = e - digits;
+  return ulp < min_exponent ? min_exponent : ulp;
+}
+
+// |computed - ref| in ulps of T at ref rounded to nearest in T. NaN against NaN is 0; an
+// infinity (computed, or ref rounded) must match exactly, else the error is +inf; a NaN on one
+// side only is +inf. The sign of a zero is not looked at.
+template <class T>
+double ulp_error(T computed, real const& ref) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  constexpr double infinity = std::numeric_limits<double>::infinity();
+  bool const ref_nan = mpfr_nan_p(ref.get()) != 0;
+  if (ref_nan || std::isnan(computed)) {
+    return (ref_nan && std::isnan(computed)) ? 0.0 : infinity;
+  }
+  T const r = ref.rounded<T>();
+  if (std::isinf(r) || std::isinf(computed)) {
+    return r == computed ? 0.0 : infinity;
+  }
+  mpfr_ptr d = detail::ws().t[0];
+  mpfr_set_d(d, static_cast<double>(computed), detail::rn);
+  mpfr_sub(d, d, ref.get(), detail::rn);
+  mpfr_abs(d, d, detail::rn);
+  mpfr_mul_2si(d, d, -ulp_exponent(r), detail::rn);
+  return mpfr_get_d(d, detail::rn);
+}
+
+}  // namespace nonlin::test::reference
