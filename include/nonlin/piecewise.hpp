@@ -51,16 +51,16 @@ struct identity {
     return math::keep_nan(x, math::c<V>(1));
   }
   template <real_value V>
-  V backward(V /*x*/, V dy) const noexcept {
-    return dy;
+  V backward(V x, V dy) const noexcept {
+    return math::keep_nan(x, dy);
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
     return derivative(y);
   }
   template <real_value V>
-  V backward_from_output(V /*y*/, V dy) const noexcept {
-    return dy;
+  V backward_from_output(V y, V dy) const noexcept {
+    return math::keep_nan(y, dy);
   }
 };
 

@@ -52,7 +52,9 @@ inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
   // An infinite z.hi leaves no finite lo (two_product gives NaN there): the limit needs none.
   V const lo = math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()),
                             V(0), z.lo);
-  V const corrected_x = math::fma(x * sigma_minus, lo, x);
+  // sigma(-z) = 0 needs no correction (and x * 0 would be NaN for an infinite x).
+  V const corrected_x =
+      math::select(sigma_minus == V(0), x, math::fma(x * sigma_minus, lo, x));
   V const right = corrected_x / d;
   V const left = math::scale(corrected_x * p / d, n);
   // Where e^z underflowed to 0, x sigma(z) -> 0 (with x's sign), also for x = -inf.

@@ -97,7 +97,9 @@ inline normal_at<V> normal(V const& x) noexcept {
   out.x_cdf = math::select(central, x * central_cdf, math::select(negative, math::neg(a_tail), x * (one - tail)));
   // Central and right: Phi + x phi (the central pdf needs no tail clamp).
   V const pdf_central = math::exp_times(x2 * math::c<V>(-0.5), math::c<V>(inv_sqrt_2pi) * math::fma(math::fma(x, x, math::neg(x2)), math::c<V>(-0.5), one));
-  V const right = math::fma(x, math::select(central, pdf_central, pdf), out.cdf);
+  V const pdf_at_x = math::select(central, pdf_central, pdf);
+  // Where phi underflowed the term is 0 (x * 0 would be NaN for x = inf).
+  V const right = math::select(pdf_at_x == V(0), out.cdf, math::fma(x, pdf_at_x, out.cdf));
   out.cdf_plus_x_pdf = math::select(negative & !central, slope_left, right);
   return out;
 }

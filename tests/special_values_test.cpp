@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// Special values for every function, forward and derivative, on every value type: NaN in gives
+// NaN out; +-inf give the mathematical limits; finite inputs give finite results (but where the
+// true result overflows); the kink policy.
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nonlin/nonlin.hpp>
+
+#include "support/functors.hpp"
+#include "support/value_types.hpp"
+
+namespace nonlin::test {
+namespace {
+
+template <class V>
+class SpecialValues : public ::testing::Test {};
+TYPED_TEST_SUITE(SpecialValues, value_types);
+
+TYPED_TEST(SpecialValues, NanPropagatesThroughEveryMember) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  V const nan(std::numeric_limits<T>::quiet_NaN());
+  for_each_functor([&](auto const& entry) {
+    SCOPED_TRACE(std::string(entry.name));
+    auto const& f = entry.f;
+    EXPECT_TRUE(std::isnan(lane(f(nan), 0)));
+    EXPECT_TRUE(std::isnan(lane(f.derivative(nan), 0)));
+    EXPECT_TRUE(std::isnan(lane(f.backward(nan, V(T(1))), 0)));
+  });
+}
+
+TYPED_TEST(SpecialValues, FiniteInputsGiveFiniteResults) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  using L = std::numeric_limits<T>;
+  std::vector<T> const xs = {T(0), -T(0), L::denorm_min(), -L::denorm_min(), L::min(), -L::min(),
+                             T(1e-30), T(-1e-30), T(-50), T(50), T(-700), T(700), -L::max()};
+  for_each_functor([&](auto const& entry) {
+    SCOPED_TRACE(std::string(entry.name));
+    auto const& f = entry.f;
+    for (T const x : xs) {
+      T const y = lane(f(V(x)), 0);
+      T const d = lane(f.derivative(V(x)), 0);
+      bool const overflows = entry.name == "squared_relu" && x > T(1e19);
+      EXPECT_TRUE(std::isfinite(y) || overflows) << x << " -> " << y;
+      EXPECT_TRUE(std::isfinite(d)) << x << " -> " << d;
+    }
+    // Growing functions reach FLT_MAX without NaN.
+    T const big = lane(f(V(L::max())), 0);
+    EXPECT_FALSE(std::isnan(big));
+  });
+}
+
+// The limits at +-inf, forward and derivative.
+TYPED_TEST(SpecialValues, InfinityGivesTheLimit) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  T const inf = std::numeric_limits<T>::infinity();
+  struct limit {
+    T minus_inf, plus_inf, d_minus_inf, d_plus_inf;
+  };
+  auto check = [&](auto const& f, char const* name, limit l) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(lane(f(V(-inf)), 0), l.minus_inf);
+    EXPECT_EQ(lane(f(V(inf)), 0), l.plus_inf);
+    EXPECT_EQ(lane(f.derivative(V(-inf)), 0), l.d_minus_inf);
+    EXPECT_EQ(lane(f.derivative(V(inf)), 0), l.d_plus_inf);
+  };
+  check(step{}, "step", {0, 1, 0, 0});
+  check(identity{}, "identity", {-inf, inf, 1, 1});
+  check(relu{}, "relu", {0, inf, 0, 1});
+  check(relu6{}, "relu6", {0, 6, 0, 0});
+  check(hardtanh{}, "hardtanh", {-1, 1, 0, 0});
+  check(leaky_relu{}, "leaky_relu", {-inf, inf, T(0.01), 1});
+  check(elu{}, "elu", {-1, inf, 0, 1});
+  check(selu{}, "selu", {T(-math::selu_lambda * math::selu_alpha), inf, 0,
+                         T(math::selu_lambda)});
+  check(celu{.alpha = 2}, "celu", {-2, inf, 0, 1});
+  check(sigmoid{}, "sigmoid", {0, 1, 0, 0});
+  check(nonlin::tanh{}, "tanh", {-1, 1, 0, 0});
+  check(log_sigmoid{}, "log_sigmoid", {-inf, 0, 1, 0});
+  check(hardsigmoid{}, "hardsigmoid", {0, 1, 0, 0});
+  check(hardswish{}, "hardswish", {0, inf, 0, 1});
+  check(softplus{}, "softplus", {0, inf, 0, 1});
+  check(gelu_exact{}, "gelu_exact", {0, inf, 0, 1});
+  check(gelu_tanh{}, "gelu_tanh", {0, inf, 0, 1});
+  check(gelu_quick{}, "gelu_quick", {0, inf, 0, 1});
+  check(silu{}, "silu", {0, inf, 0, 1});
+  check(swish{.beta = 0.5}, "swish", {0, inf, 0, 1});
+  check(mish{}, "mish", {0, inf, 0, 1});
+  check(squared_relu{}, "squared_relu", {0, inf, 0, inf});
+}
+
+// -0 is kept where the function is odd or passes x through near 0.
+TYPED_TEST(SpecialValues, SignedZero) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  V const minus_zero(-T(0));
+  EXPECT_TRUE(std::signbit(lane(nonlin::tanh{}(minus_zero), 0)));
+  EXPECT_TRUE(std::signbit(lane(identity{}(minus_zero), 0)));
+  EXPECT_TRUE(std::signbit(lane(gelu_exact{}(minus_zero), 0)));
+  EXPECT_TRUE(std::signbit(lane(silu{}(minus_zero), 0)));
+  EXPECT_FALSE(std::signbit(lane(relu{}(minus_zero), 0)));  // relu(x <= 0) = +0
+  EXPECT_EQ(lane(sigmoid{}(minus_zero), 0), T(0.5));
+  // Tiny inputs: tanh(x) = x, sigmoid'(x) = 1/4, gelu(x) = x/2.
+  T const tiny = std::numeric_limits<T>::denorm_min() * T(64);
+  EXPECT_EQ(lane(nonlin::tanh{}(V(tiny)), 0), tiny);
+  EXPECT_EQ(lane(gelu_exact{}(V(tiny)), 0), tiny / 2);
+  EXPECT_EQ(lane(sigmoid{}.derivative(V(tiny)), 0), T(0.25));
+}
+
+// The kink policy, one rule for all: the left piece's derivative at an inner kink, 0 on a
+// closed saturation boundary.
+TYPED_TEST(SpecialValues, KinkPolicy) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  auto d = [](auto const& f, double x) { return lane(f.derivative(V(static_cast<T>(x))), 0); };
+  EXPECT_EQ(d(relu{}, 0), T(0));
+  EXPECT_EQ(d(step{}, 0), T(0));
+  EXPECT_EQ(lane(step{}(V(T(0))), 0), T(0));
+  EXPECT_EQ(d(leaky_relu{.alpha = 0.2}, 0), T(0.2));
+  EXPECT_EQ(d(elu{.alpha = 0.5}, 0), T(0.5));
+  EXPECT_EQ(d(selu{}, 0), T(math::selu_lambda * math::selu_alpha));
+  EXPECT_EQ(d(celu{.alpha = 3}, 0), T(1));
+  EXPECT_EQ(d(relu6{}, 0), T(0));
+  EXPECT_EQ(d(relu6{}, 6), T(0));
+  EXPECT_EQ(d(hardtanh{}, -1), T(0));
+  EXPECT_EQ(d(hardtanh{}, 1), T(0));
+  EXPECT_EQ(d(hardsigmoid{}, -3), T(0));
+  EXPECT_EQ(d(hardsigmoid{}, 3), T(0));
+  EXPECT_EQ(d(hardswish{}, -3), T(0));
+  EXPECT_EQ(d(hardswish{}, 3), T(1));
+  EXPECT_EQ(d(squared_relu{}, 0), T(0));
+  // backward selects: an infinite dy at a zero-gradient position gives 0, not NaN.
+  T const inf = std::numeric_limits<T>::infinity();
+  EXPECT_EQ(lane(relu{}.backward(V(T(-1)), V(inf)), 0), T(0));
+  EXPECT_EQ(lane(relu6{}.backward(V(T(7)), V(inf)), 0), T(0));
+}
+
+}  // namespace
+}  // namespace nonlin::test
