@@ -14,6 +14,7 @@
 #include "math/logistic.hpp"
 #include "math/normal.hpp"
 #include "math/ops.hpp"
+#include "math/roots.hpp"
 
 namespace nonlin {
 
@@ -25,7 +26,11 @@ struct gelu_exact {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    return math::normal(x).cdf_plus_x_pdf;
+    using R = math::tables::derivative_roots<scalar_t<V>>;
+    auto const near = math::derivative_near_root(math::double_float<V>{x, V(0)},
+                                                 R::gelu_exact_root_hi, R::gelu_exact_root_lo,
+                                                 R::gelu_exact_ratio);
+    return math::select(near.inside, near.value, math::normal(x).cdf_plus_x_pdf);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
@@ -43,11 +48,15 @@ struct gelu_tanh {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    V const v = argument(x).hi;
+    auto const v = argument(x);
     V const c1 = math::c<V>(math::gelu_tanh_c1.hi);
     V const three_c3 = math::c<V>(3 * math::gelu_tanh_c3.hi);
     V const x_slope = x * math::fma(three_c3, x * x, c1);
-    return math::x_sigmoid_derivative(v, x_slope);
+    using R = math::tables::derivative_roots<scalar_t<V>>;
+    auto const near = math::derivative_near_root(math::double_float<V>{x, V(0)},
+                                                 R::gelu_tanh_root_hi, R::gelu_tanh_root_lo,
+                                                 R::gelu_tanh_ratio);
+    return math::select(near.inside, near.value, math::x_sigmoid_derivative(v, x_slope));
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {

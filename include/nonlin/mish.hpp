@@ -5,6 +5,7 @@
 #include "concepts.hpp"
 #include "math/exp.hpp"
 #include "math/ops.hpp"
+#include "math/roots.hpp"
 
 namespace nonlin {
 
@@ -17,19 +18,19 @@ namespace nonlin {
 struct mish {
   template <real_value V>
   V operator()(V x) const noexcept {
-    auto const [p, n] = math::exp_split(math::neg(math::abs(x)));
-    V const e = math::scale(p, n);
+    auto const split = math::exp_parts(math::neg(math::abs(x)));
+    V const e = split.value();
     V const one = math::c<V>(1);
     V const two = math::c<V>(2);
     V const two_e = e + e;
     V const right = x * (one + two_e) / math::fma(two_e, one + e, one);
-    V const left = math::scale(x * p * (e + two) / math::fma(e, e + two, two), n);
-    return math::select(x >= V(0), right, math::select(p == V(0), math::sign_bit(x), left));
+    V const left = split.times(x * (e + two) / math::fma(e, e + two, two));
+    return math::select(x >= V(0), right, math::select(split.vanished(), math::sign_bit(x), left));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto const [p, n] = math::exp_split(math::neg(math::abs(x)));
-    V const e = math::scale(p, n);
+    auto const split = math::exp_parts(math::neg(math::abs(x)));
+    V const e = split.value();
     V const one = math::c<V>(1);
     V const two = math::c<V>(2);
     V const four_x = x * math::c<V>(4);
@@ -38,10 +39,14 @@ struct mish {
     V const right = math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
     V const d_left = math::fma(e, e + two, two);
     V const bracket = math::fma(e + two, d_left, four_x * (one + e));
-    V const left = math::scale(p * bracket / (d_left * d_left), n);
+    V const left = split.times(bracket / (d_left * d_left));
     // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
-    return math::select(x >= V(0), math::select(e == V(0), one, right),
-                        math::select(p == V(0), V(0), left));
+    V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
+                                   math::select(split.vanished(), V(0), left));
+    using R = math::tables::derivative_roots<scalar_t<V>>;
+    auto const near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::mish_root_hi,
+                                                 R::mish_root_lo, R::mish_ratio);
+    return math::select(near.inside, near.value, generic);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {

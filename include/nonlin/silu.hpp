@@ -8,24 +8,32 @@
 #include "math/double_float.hpp"
 #include "math/logistic.hpp"
 #include "math/ops.hpp"
+#include "math/roots.hpp"
 
 namespace nonlin {
 
 namespace detail {
-// x sigmoid(beta x) with beta x carried as hi + lo, so that neither beta's rounding to float
-// nor the product's costs |beta x| ulp where sigmoid(beta x) is tiny.
+// z = beta x as hi + lo, so that neither beta's rounding to float nor the product's costs
+// |beta x| ulp where sigmoid(beta x) is tiny.
 template <real_value V>
-inline V swish_forward(V x, math::double_double beta) noexcept {
+inline math::double_float<V> scaled_argument(V x, math::double_double beta) noexcept {
   auto const b = math::constant<V>(beta);
   auto z = math::two_product(b.hi, x);
   z.lo = math::fma(b.lo, x, z.lo);
-  return math::x_sigmoid(x, z);
+  return z;
 }
-// sigmoid(z) (1 + z sigmoid(-z)), z = beta x.
+template <real_value V>
+inline V swish_forward(V x, math::double_double beta) noexcept {
+  return math::x_sigmoid(x, scaled_argument(x, beta));
+}
+// silu'(z) = sigmoid(z) (1 + z sigmoid(-z)), z = beta x; near its zero z0 = -1.2785 from the
+// fitted ratio.
 template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
-  V const z = x * V(static_cast<scalar_t<V>>(beta.hi));
-  return math::x_sigmoid_derivative(z, z);
+  using R = math::tables::derivative_roots<scalar_t<V>>;
+  auto const z = scaled_argument(x, beta);
+  auto const near = math::derivative_near_root(z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio);
+  return math::select(near.inside, near.value, math::x_sigmoid_derivative(z, z.hi));
 }
 }  // namespace detail
 

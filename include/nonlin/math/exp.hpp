@@ -85,11 +85,25 @@ inline V pow2(V const& k) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
-// y * 2^n for integral n, rounded once (subnormal results included); needs |n| < 2 * bias.
+// 2^n as two factors 2^(n/2) 2^(n - n/2), each a normal number for |n| < 2 * bias.
+template <real_value V>
+struct pow2_pair {
+  V first;
+  V second;
+};
+
+template <real_value V>
+inline pow2_pair<V> scale_factors(V const& n) noexcept {
+  V const half = math::round_to_integer(n * math::c<V>(0.5));
+  return {math::pow2(half), math::pow2(n - half)};
+}
+
+// y * 2^n for integral n, rounded once (subnormal results included): the first factor keeps
+// y * 2^(n/2) normal and exact, the second rounds; needs |n| < 2 * bias.
 template <real_value V>
 inline V scale(V const& y, V const& n) noexcept {
-  V const half = math::round_to_integer(n * math::c<V>(0.5));
-  return (y * math::pow2(half)) * math::pow2(n - half);
+  auto const [first, second] = math::scale_factors(n);
+  return (y * first) * second;
 }
 
 // The reduced argument of e^x: x = n ln2 + r, n integral, |r| <= ln2/2 (x clamped first).
@@ -117,36 +131,38 @@ inline V expm1_reduced(V const& r) noexcept {
   return math::fma(r * r, math::horner(r, K::q), r);
 }
 
-// e^x as mantissa * 2^n with mantissa in [0.7, 1.42] (0 below the underflow clamp, +inf above
-// the overflow clamp, NaN for NaN): lets a caller fold a factor in before the final scale.
+// e^(x + lo) as (1 + m) 2^n, 2^n = first * second: the form that lets a caller multiply e^x by
+// a factor k with one rounding, k (1 + m) = fma(k, m, k), before the scale, which is exact
+// unless the result is subnormal (then it rounds once). lo is a small low part of the argument
+// (|lo| < ulp(x)), added after the reduction so that it is not lost. Where e^x underflows
+// entirely (x below the clamp) m = -1, so every product is 0; above the clamp m = +inf.
 template <real_value V>
-struct split_exp {
-  V mantissa;
+struct exp_split {
+  V m;
   V n;
+  V first;
+  V second;
+
+  V value() const noexcept { return ((m + math::c<V>(1)) * first) * second; }
+  V times(V const& k) const noexcept { return (math::fma(k, m, k) * first) * second; }
+  mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
 
 template <real_value V>
-inline split_exp<V> exp_split(V const& x) noexcept {
+inline exp_split<V> exp_parts(V const& x, V const& lo = V(0)) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto const [r, n] = math::reduce_exp(x);
-  V mantissa = math::expm1_reduced(r) + math::c<V>(1);
-  mantissa = math::select(x < V(K::min_arg), V(0), mantissa);
-  mantissa = math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), mantissa);
-  return {mantissa, n};
+  V m = math::expm1_reduced(r + lo);
+  m = math::select(x < V(K::min_arg), math::c<V>(-1), m);
+  m = math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), m);
+  auto const [first, second] = math::scale_factors(n);
+  return {m, n, first, second};
 }
 
 // e^x, within 1 ulp; 0 at -inf, +inf at +inf, NaN for NaN.
 template <real_value V>
 inline V exp(V const& x) noexcept {
-  auto const [mantissa, n] = math::exp_split(x);
-  return math::scale(mantissa, n);
-}
-
-// k * e^x with one final rounding, also where e^x alone would underflow or overflow.
-template <real_value V>
-inline V exp_times(V const& x, V const& k) noexcept {
-  auto const [mantissa, n] = math::exp_split(x);
-  return math::scale(k * mantissa, n);
+  return math::exp_parts(x).value();
 }
 
 // e^x - 1 without cancellation near 0, within 1 ulp; -1 at -inf, +inf at +inf, NaN for NaN.

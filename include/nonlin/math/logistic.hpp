@@ -27,10 +27,9 @@ inline V sigmoid(V const& z) noexcept {
 template <real_value V>
 inline V sigmoid_derivative(V const& z) noexcept {
   V const one(scalar_t<V>(1));
-  auto const [p, n] = math::exp_split(math::neg(math::abs(z)));
-  V const e = math::scale(p, n);
-  V const d = one + e;
-  return math::scale(p / (d * d), n);
+  auto const e = math::exp_parts(math::neg(math::abs(z)));
+  V const d = one + e.value();
+  return e.times(one / (d * d));
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|).
@@ -40,41 +39,42 @@ inline V softplus(V const& z) noexcept {
   return math::select(z > V(0), z, V(0)) + math::log1p(e);
 }
 
-// x sigma(z) for z = z.hi + z.lo; sigma(hi + lo) = sigma(hi) (1 + sigma(-hi) lo) to first order.
+// e^-|z| for z = z.hi + z.lo, with the low part kept (0 where z.hi is infinite, where two_product
+// leaves no finite low part and none is needed).
+template <real_value V>
+inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
+  V const lo = math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()),
+                            V(0), z.lo);
+  return math::exp_parts(math::neg(math::abs(z.hi)),
+                         math::select(z.hi >= V(0), math::neg(lo), lo));
+}
+
+// x sigma(z) for z = z.hi + z.lo: x / (1 + e) for z >= 0, e x / (1 + e) below.
 template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
   V const one(scalar_t<V>(1));
-  auto const [p, n] = math::exp_split(math::neg(math::abs(z.hi)));
-  V const e = math::scale(p, n);
-  V const d = one + e;
-  auto const positive = z.hi >= V(0);
-  V const sigma_minus = math::select(positive, e, one) / d;  // sigma(-z.hi)
-  // An infinite z.hi leaves no finite lo (two_product gives NaN there): the limit needs none.
-  V const lo = math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()),
-                            V(0), z.lo);
-  // sigma(-z) = 0 needs no correction (and x * 0 would be NaN for an infinite x).
-  V const corrected_x =
-      math::select(sigma_minus == V(0), x, math::fma(x * sigma_minus, lo, x));
-  V const right = corrected_x / d;
-  V const left = math::scale(corrected_x * p / d, n);
-  // Where e^z underflowed to 0, x sigma(z) -> 0 (with x's sign), also for x = -inf.
-  return math::select(positive, right, math::select(p == V(0), math::sign_bit(x), left));
+  auto const e = math::exp_minus_abs(z);
+  V const x_over_d = x / (one + e.value());
+  // Where e^z underflowed entirely, x sigma(z) -> 0 with x's sign, also for x = -inf.
+  V const left = math::select(e.vanished(), math::sign_bit(x), e.times(x_over_d));
+  return math::select(z.hi >= V(0), x_over_d, left);
 }
 
 // d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)), with x_slope = x z'(x).
 template <real_value V>
-inline V x_sigmoid_derivative(V const& z, V const& x_slope) noexcept {
+inline V x_sigmoid_derivative(double_float<V> const& z, V const& x_slope) noexcept {
   V const one(scalar_t<V>(1));
-  auto const [p, n] = math::exp_split(math::neg(math::abs(z)));
-  V const e = math::scale(p, n);
-  V const d = one + e;
-  auto const positive = z >= V(0);
-  V const sigma_minus = math::select(positive, e, one) / d;
+  auto const e = math::exp_minus_abs(z);
+  V const ev = e.value();
+  V const d = one + ev;
+  auto const positive = z.hi >= V(0);
+  V const sigma_minus = math::select(positive, ev, one) / d;
   // sigma(-z) = 0: the limit 1 also where x z' is infinite.
-  V const factor = math::select(sigma_minus == V(0), one, math::fma(x_slope, sigma_minus, one));
+  V const factor =
+      math::select(sigma_minus == V(0), one, math::fma(x_slope, sigma_minus, one));
   V const right = factor / d;
-  V const left = math::scale(factor * p / d, n);
-  return math::select(positive, right, math::select(p == V(0), V(0), left));
+  V const left = math::select(e.vanished(), V(0), e.times(factor / d));
+  return math::select(positive, right, left);
 }
 
 // tanh x = sign(x) m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0; |x| is clamped

@@ -19,39 +19,39 @@ struct normal<float> {
       {0x1.78e1d6p-2f, -0x1.d5d4c4p-6f, 0x1.11c28cp-9f, -0x1.008166p-13f, 0x1.8bbc9p-18f, -0x1.010b86p-22f},
   }};
   // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
-  static constexpr std::array<std::array<float, 8>, 4> mills_tail = {{
-      // y in [0.5, 1.0): degree 7, max relative error 1.3e-08
-      {0x1.7ba714p-1f, -0x1.80fb8ap-4f, 0x1.0a08f4p-7f, 0x1.5cd606p-12f, -0x1.985db6p-12f, 0x1.0146f4p-13f, -0x1.ecd314p-16f, 0x1.54a45ap-18f},
+  static constexpr std::array<std::array<float, 9>, 4> mills_tail = {{
+      // y in [0.5, 1.0): degree 8, max relative error 2.8e-09
+      {0x1.7ba714p-1f, -0x1.80fb8ap-4f, 0x1.0a0a2p-7f, 0x1.5cd3b4p-12f, -0x1.9918b8p-12f, 0x1.01507cp-13f, -0x1.da31b8p-16f, 0x1.53f34ap-18f, -0x1.29466cp-21f},
       // y in [0.25, 0.5): degree 7, max relative error 5.9e-09
-      {0x1.cae948p-1f, -0x1.b21642p-5f, -0x1.7f44c6p-10f, 0x1.1089c8p-10f, -0x1.722374p-13f, 0x1.ee46a4p-17f, 0x1.91ac2p-20f, -0x1.a68b28p-21f},
-      // y in [0.125, 0.25): degree 5, max relative error 1.1e-08
-      {0x1.efa0bcp-1f, -0x1.3f4506p-6f, -0x1.1e8422p-9f, 0x1.16c602p-12f, -0x1.3685c6p-18f, -0x1.313e6cp-19f, 0.0f, 0.0f},
+      {0x1.cae948p-1f, -0x1.b21642p-5f, -0x1.7f44c6p-10f, 0x1.1089c8p-10f, -0x1.722374p-13f, 0x1.ee46a4p-17f, 0x1.91ac2p-20f, -0x1.a68b28p-21f, 0.0f},
+      // y in [0.125, 0.25): degree 6, max relative error 1.2e-08
+      {0x1.efa0bcp-1f, -0x1.3f4508p-6f, -0x1.1e7deap-9f, 0x1.16c6f6p-12f, -0x1.57a92ap-18f, -0x1.319fd4p-19f, 0x1.6150d6p-22f, 0.0f, 0.0f},
       // y in [0.0625, 0.125): degree 5, max relative error 6.6e-09
-      {0x1.fb9d1ep-1f, -0x1.6cfc2cp-8f, -0x1.b6fdbp-11f, 0x1.d416e6p-16f, 0x1.7b1296p-20f, -0x1.37fe36p-23f, 0.0f, 0.0f},
+      {0x1.fb9d1ep-1f, -0x1.6cfc2cp-8f, -0x1.b6fdbp-11f, 0x1.d416e6p-16f, 0x1.7b1296p-20f, -0x1.37fe36p-23f, 0.0f, 0.0f, 0.0f},
   }};
 };
 
 template <>
 struct normal<double> {
   // (Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1
-  static constexpr std::array<std::array<double, 10>, 1> phi_central = {{
-      // s in [0, 1]: degree 9, max relative error 5.8e-17
-      {0x1.78e1d5d49f6e9p-2, -0x1.d5d4c4eb6d5f2p-6, 0x1.11c2b3cb01ed7p-9, -0x1.00817af0b46e9p-13, 0x1.8ae458686db83p-18, -0x1.00a0e422b0d33p-22, 0x1.20038e2fa4a4bp-27, -0x1.1c21628324296p-32, 0x1.f4868ef385badp-38, -0x1.8cf8f687a0badp-43},
+  static constexpr std::array<std::array<double, 11>, 1> phi_central = {{
+      // s in [0, 1]: degree 10, max relative error 6.0e-17
+      {0x1.78e1d5d49f6e9p-2, -0x1.d5d4c4eb6d5f2p-6, 0x1.11c2b3cb02256p-9, -0x1.00817af0b4584p-13, 0x1.8ae45864edcd1p-18, -0x1.00a0e42351293p-22, 0x1.2003a1c8df2c5p-27, -0x1.1c215f2c015fap-32, 0x1.f3d35e8feb9a9p-38, -0x1.8d04d70aad19fp-43, 0x1.1eb48cc19cdecp-48},
   }};
   // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
-  static constexpr std::array<std::array<double, 17>, 6> mills_tail = {{
-      // y in [0.5, 1.0): degree 16, max relative error 8.1e-17
-      {0x1.7ba714033b97fp-1, -0x1.80fb8ac29cff3p-4, 0x1.0a0a236570788p-7, 0x1.5cd8252e92284p-12, -0x1.991e687283ec7p-12, 0x1.0133b4db4f481p-13, -0x1.d8f1612b092a8p-16, 0x1.5785ab1880577p-18, -0x1.5bc92349c2f7ep-21, 0x1.1313b5bff58d7p-30, 0x1.2826106ef1025p-25, -0x1.ffcd6dde8a29ep-27, 0x1.3984265e2d346p-28, -0x1.428992eaebe84p-30, 0x1.1ca3eee069d33p-32, -0x1.6232f27f11ec9p-35, 0x1.1a62268505a15p-39},
-      // y in [0.25, 0.5): degree 14, max relative error 4.1e-17
-      {0x1.cae9481f9d744p-1, -0x1.b21642f8d439cp-5, -0x1.7f47a2c273ea2p-10, 0x1.108a294e4de9dp-10, -0x1.71b0f39bb595ap-13, 0x1.ed50b34628709p-17, 0x1.364091bf40861p-20, -0x1.8daac21bf89eep-21, 0x1.6af703e4ccf21p-23, -0x1.9bff10e7423afp-26, 0x1.46d96f73b1823p-30, 0x1.22dd3ced8d0a7p-31, -0x1.e3250111c0ea2p-33, 0x1.d044c61a410f8p-35, -0x1.089905cc34237p-37, 0.0, 0.0},
+  static constexpr std::array<std::array<double, 19>, 6> mills_tail = {{
+      // y in [0.5, 1.0): degree 18, max relative error 4.9e-17
+      {0x1.7ba714033b97fp-1, -0x1.80fb8ac29cfd3p-4, 0x1.0a0a2365706fep-7, 0x1.5cd8252e319b1p-12, -0x1.991e6872500a8p-12, 0x1.0133b4e5f3a44p-13, -0x1.d8f16158a03fp-16, 0x1.5785a2ae673e8p-18, -0x1.5bc8ff57bafacp-21, 0x1.14d6d73f4691ap-30, 0x1.281e8dc8ecac9p-25, -0x1.001c445d15651p-26, 0x1.39f60a2b018dep-28, -0x1.3eeb4fdad333ep-30, 0x1.14f5652eaaffp-32, -0x1.a4941f5d67a32p-35, 0x1.a6a34e4f9828cp-38, 0x1.f53d38533e54bp-40, -0x1.09502ca5c8571p-40},
+      // y in [0.25, 0.5): degree 16, max relative error 1.1e-17
+      {0x1.cae9481f9d744p-1, -0x1.b21642f8d43c3p-5, -0x1.7f47a2c27425ep-10, 0x1.108a294e59339p-10, -0x1.71b0f39b6f7f2p-13, 0x1.ed50b30a0e3a2p-17, 0x1.364090430b5f8p-20, -0x1.8daab06ceea53p-21, 0x1.6af73cadcc2c2p-23, -0x1.9c046b13d7a73p-26, 0x1.4693d30a8aeafp-30, 0x1.23bba8c54dea2p-31, -0x1.e04a2dfab2e75p-33, 0x1.c71075bf99339p-35, -0x1.271cd0c32a336p-37, 0x1.3852b1db99c98p-42, 0x1.04dc2af5897f9p-42, 0.0, 0.0},
       // y in [0.125, 0.25): degree 13, max relative error 4.9e-17
-      {0x1.efa0bba44ee6ep-1, -0x1.3f450606ba18p-6, -0x1.1e7de7a365163p-9, 0x1.16c43acf53a89p-12, -0x1.57de11f325f19p-18, -0x1.2ed4047b657c2p-19, 0x1.67e2b9ff1cf59p-22, -0x1.b98bbef6ef1ep-27, -0x1.d5e51f52e58eep-29, 0x1.a2a1237cf7531p-31, -0x1.1ab6b4cfdc898p-34, -0x1.0ab29760902c3p-38, 0x1.28b27926c5ab9p-39, -0x1.53ca978c54aa8p-42, 0.0, 0.0, 0.0},
-      // y in [0.0625, 0.125): degree 10, max relative error 5.1e-17
-      {0x1.fb9d1dc95656bp-1, -0x1.6cfc2cb141d5ep-8, -0x1.b6fdacbfca40bp-11, 0x1.d4189e1101491p-16, 0x1.7afff8cdb764fp-20, -0x1.3a4992aa14618p-23, 0x1.efcd5a7561e82p-33, 0x1.88e61e15fb51cp-31, -0x1.62b9310954e6p-35, -0x1.2d62c686761f4p-39, 0x1.d3f5b0e124acp-42, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-      // y in [0.03125, 0.0625): degree 8, max relative error 8.8e-17
-      {0x1.fee1e0bdbe23ap-1, -0x1.7b04ee11411eap-10, -0x1.ec4a6b9ca96a7p-13, 0x1.10d55720dce89p-19, 0x1.4501865d74724p-23, -0x1.d4e307d426b5bp-29, -0x1.2cf568755ed95p-33, 0x1.d358253a70047p-38, 0x1.0553190b86bebp-43, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-      // y in [0.015625, 0.03125): degree 7, max relative error 2.4e-17
-      {0x1.ffb81e4ab96bap-1, -0x1.7ebd53fa3ef27p-12, -0x1.faf8d5e6df7f6p-15, 0x1.1c16497623c1ap-23, 0x1.7075996184997p-27, -0x1.048580d49faf1p-34, -0x1.addcbae299a58p-39, 0x1.242a6440b298bp-45, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+      {0x1.efa0bba44ee6ep-1, -0x1.3f450606ba18p-6, -0x1.1e7de7a365163p-9, 0x1.16c43acf53a89p-12, -0x1.57de11f325f19p-18, -0x1.2ed4047b657c2p-19, 0x1.67e2b9ff1cf59p-22, -0x1.b98bbef6ef1ep-27, -0x1.d5e51f52e58eep-29, 0x1.a2a1237cf7531p-31, -0x1.1ab6b4cfdc898p-34, -0x1.0ab29760902c3p-38, 0x1.28b27926c5ab9p-39, -0x1.53ca978c54aa8p-42, 0.0, 0.0, 0.0, 0.0, 0.0},
+      // y in [0.0625, 0.125): degree 11, max relative error 3.9e-17
+      {0x1.fb9d1dc95656bp-1, -0x1.6cfc2cb141cbbp-8, -0x1.b6fdacbfca62fp-11, 0x1.d4189e103586bp-16, 0x1.7afff8cfdb001p-20, -0x1.3a4990703732fp-23, 0x1.efcc9ac87ad29p-33, 0x1.88e108ac438c7p-31, -0x1.62b5c4c2ccc18p-35, -0x1.284e3e53f57a4p-39, 0x1.d3466dc8d54b7p-42, -0x1.d8aa2195718cfp-47, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+      // y in [0.03125, 0.0625): degree 9, max relative error 3.2e-17
+      {0x1.fee1e0bdbe23ap-1, -0x1.7b04ee1141af7p-10, -0x1.ec4a6b9ca9709p-13, 0x1.10d5572ff155bp-19, 0x1.4501865def53bp-23, -0x1.d4e3e0f3ed8f1p-29, -0x1.2cf56b871fd55p-33, 0x1.d59b1884c7ebfp-38, 0x1.05593b9438215p-43, -0x1.014ba5a47d127p-46, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+      // y in [0.015625, 0.03125): degree 8, max relative error 5.8e-18
+      {0x1.ffb81e4ab96bap-1, -0x1.7ebd53fa3ef1dp-12, -0x1.faf8d5e6e9e0fp-15, 0x1.1c164975f96c6p-23, 0x1.70759c9ffe5f1p-27, -0x1.04857e2f51f85p-34, -0x1.ae2fc6a5fa0c3p-39, 0x1.241e4c16ed0c9p-45, 0x1.4c2ddeb3bed0fp-50, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
   }};
 };
 
