@@ -103,7 +103,7 @@ def normal_tables(kind):
 
 def derivative_roots():
     """f'(x) for the activations whose derivative has an interior zero x0, near which the
-    generic formula cancels: f'(x0 + d) = d R(d), R fitted for |d| <= 1/2."""
+    generic formula cancels: f'(x0 + d) = d R(d), R fitted for d in [-1, 1/2] (the derivatives stay small far longer to the left)."""
     sig = lambda z: 1 / (1 + exp(-z))
     c1 = 2 * sqrt(2 / pi)
     c3 = c1 * mpf("0.044715")
@@ -125,12 +125,12 @@ def root_tables(kind):
         lo = mpf(float(x0 - hi))
         slope = mp.diff(fprime, x0)
         ratio = lambda d, f=fprime, x0=x0, s=slope: f(x0 + d) / d if d != 0 else s
-        c, e = fit_local(ratio, mpf(-0.5), mpf(0.5), kind)
+        c, e = fit_local(ratio, mpf(-1), mpf(0.5), kind)
         out.append(f"  // {name}: f'(x) = 0 at x0 = {mp.nstr(x0, 25)}")
         out.append(f"  static constexpr double {name}_root_hi = {cxx(hi, 'double')};")
         out.append(f"  static constexpr double {name}_root_lo = {cxx(lo, 'double')};")
-        out.append(table(f"{name}_ratio", kind, [(c, e, "d in [-1/2, 1/2]")],
-                         f"f'(x0 + d) / d in powers of t = 2d"))
+        out.append(table(f"{name}_ratio", kind, [(c, e, "d in [-1, 1/2]")],
+                         f"f'(x0 + d) / d in powers of t = (4d + 1) / 3"))
     return "\n".join(out)
 
 

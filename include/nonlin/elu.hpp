@@ -6,6 +6,7 @@
 
 #include "concepts.hpp"
 #include "math/constants.hpp"
+#include "math/double_float.hpp"
 #include "math/exp.hpp"
 #include "math/ops.hpp"
 
@@ -74,10 +75,12 @@ struct selu {
   V backward(V x, V dy) const noexcept {
     return dy * derivative(x);
   }
-  // y <= 0: f' = lambda alpha e^x = y + lambda alpha.
+  // y <= 0: f' = lambda alpha e^x = y + lambda alpha, with lambda alpha carried as hi + lo:
+  // y + hi is exact where y saturates towards -lambda alpha, so only y's own rounding remains.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    return math::keep_nan(y, math::select(y > V(0), lambda<V>(), y + lambda_alpha<V>()));
+    auto const la = math::constant<V>(math::selu_lambda_alpha);
+    return math::keep_nan(y, math::select(y > V(0), lambda<V>(), (y + la.hi) + la.lo));
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {

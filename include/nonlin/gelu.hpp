@@ -48,15 +48,12 @@ struct gelu_tanh {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto const v = argument(x);
-    V const c1 = math::c<V>(math::gelu_tanh_c1.hi);
-    V const three_c3 = math::c<V>(3 * math::gelu_tanh_c3.hi);
-    V const x_slope = x * math::fma(three_c3, x * x, c1);
     using R = math::tables::derivative_roots<scalar_t<V>>;
     auto const near = math::derivative_near_root(math::double_float<V>{x, V(0)},
                                                  R::gelu_tanh_root_hi, R::gelu_tanh_root_lo,
                                                  R::gelu_tanh_ratio);
-    return math::select(near.inside, near.value, math::x_sigmoid_derivative(v, x_slope));
+    V const generic = math::x_sigmoid_derivative(argument(x), one_plus_x_slope(x));
+    return math::select(near.inside, near.value, generic);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
@@ -75,6 +72,22 @@ struct gelu_tanh {
     V const sum_lo = sum.lo + (c1.lo + cubic_lo);
     auto const v = math::two_product(x, sum.hi);
     return {v.hi, math::fma(x, sum_lo, v.lo)};
+  }
+  // 1 + x v'(x) = 1 + x (c1 + 3 c3 x^2), in the same hi + lo arithmetic, rounded once at the
+  // end: its rounding is what the derivative's bracket amplifies.
+  template <real_value V>
+  static V one_plus_x_slope(V x) noexcept {
+    auto const c1 = math::constant<V>(math::gelu_tanh_c1);
+    auto const c3x3 = math::constant<V>(math::gelu_tanh_3c3);
+    auto const x2 = math::two_product(x, x);
+    auto const quadratic = math::two_product(c3x3.hi, x2.hi);
+    V const quadratic_lo = math::fma(c3x3.hi, x2.lo, math::fma(c3x3.lo, x2.hi, quadratic.lo));
+    auto const sum = math::two_sum(c1.hi, quadratic.hi);
+    V const sum_lo = sum.lo + (c1.lo + quadratic_lo);
+    auto const slope = math::two_product(x, sum.hi);
+    V const slope_lo = math::fma(x, sum_lo, slope.lo);
+    auto const total = math::two_sum(math::c<V>(1), slope.hi);
+    return total.hi + (total.lo + slope_lo);
   }
 };
 

@@ -3,7 +3,9 @@
 // mish(x) = x tanh(softplus(x)) (Misra 2019). Not monotonic: no backward from the output.
 
 #include "concepts.hpp"
+#include "math/double_float.hpp"
 #include "math/exp.hpp"
+#include "math/logistic.hpp"
 #include "math/ops.hpp"
 #include "math/roots.hpp"
 
@@ -11,20 +13,23 @@ namespace nonlin {
 
 // With w = (1 + e^x)^2, tanh(softplus x) = (w - 1)/(w + 1) and sech^2(softplus x) = 4w/(w+1)^2.
 // In e = e^-|x| (never overflows):
-//   x >= 0: tanh(sp) = (1 + 2e) / (1 + 2e + 2e^2),   mish' = tanh(sp) + 4x e^2 (1 + e) / D^2
-//   x <  0: tanh(sp) = e (e + 2) / (e^2 + 2e + 2),   mish' = e ((e + 2) D + 4x (1 + e)) / D^2
-// where D is the denominator beside it; the x < 0 results carry the factor e, which is folded
-// in before exp's final scale so that subnormal results are rounded once.
+//   x >= 0: tanh(sp) = (1 + 2e) / P,  P = 1 + 2e + 2e^2,   mish' = tanh(sp) + 4x e^2 (1 + e) / P^2
+//   x <  0: tanh(sp) = e (e + 2) / N,  N = e^2 + 2e + 2,
+//           mish' = e ((e+2) N + 4x (1+e)) / N^2 = e (4(1 + x) + e (6 + 4x + 4e + e^2)) / N^2
+// The last form has no cancellation but at mish's zero (handled by math/roots.hpp). N is carried
+// as hi + lo, and the x < 0 results carry the factor e, folded in before exp's final scale so
+// that subnormal results are rounded once.
 struct mish {
   template <real_value V>
   V operator()(V x) const noexcept {
     auto const split = math::exp_parts(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
-    V const two = math::c<V>(2);
     V const two_e = e + e;
     V const right = x * (one + two_e) / math::fma(two_e, one + e, one);
-    V const left = split.times(x * (e + two) / math::fma(e, e + two, two));
+    auto const e_plus_2 = math::two_sum(math::c<V>(2), e);
+    V const x_e_plus_2 = math::fma(x, e_plus_2.hi, x * e_plus_2.lo);
+    V const left = split.times(math::divide(x_e_plus_2, denominator_left(e)));
     return math::select(x >= V(0), right, math::select(split.vanished(), math::sign_bit(x), left));
   }
   template <real_value V>
@@ -32,14 +37,14 @@ struct mish {
     auto const split = math::exp_parts(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
-    V const two = math::c<V>(2);
     V const four_x = x * math::c<V>(4);
     V const two_e = e + e;
     V const d_right = math::fma(two_e, one + e, one);
-    V const right = math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
-    V const d_left = math::fma(e, e + two, two);
-    V const bracket = math::fma(e + two, d_left, four_x * (one + e));
-    V const left = split.times(bracket / (d_left * d_left));
+    V const right =
+        math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
+    V const inner = math::fma(e + math::c<V>(4), e, math::c<V>(6) + four_x);  // 6 + 4x + 4e + e^2
+    V const bracket = math::fma(inner, e, math::c<V>(4) * (one + x));
+    V const left = split.times(math::divide_by_square(bracket, denominator_left(e)));
     // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
                                    math::select(split.vanished(), V(0), left));
@@ -51,6 +56,16 @@ struct mish {
   template <real_value V>
   V backward(V x, V dy) const noexcept {
     return dy * derivative(x);
+  }
+
+ private:
+  // N = e^2 + 2e + 2 as hi + lo (the fma's own rounding recovered by a second fma).
+  template <real_value V>
+  static math::double_float<V> denominator_left(V e) noexcept {
+    V const two = math::c<V>(2);
+    V const e_plus_2 = e + two;
+    V const hi = math::fma(e, e_plus_2, two);
+    return {hi, math::fma(e, e_plus_2, two - hi)};
   }
 };
 

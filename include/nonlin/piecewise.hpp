@@ -83,7 +83,7 @@ struct hardtanh {
   V backward(V x, V dy) const noexcept {
     V const lo(static_cast<scalar_t<V>>(min));
     V const hi(static_cast<scalar_t<V>>(max));
-    return math::keep_nan(x, math::select((x > lo) & (x < hi), dy, V(0)));
+    return math::keep_nan(x, math::select(math::both(x > lo, x < hi), dy, V(0)));
   }
   // The output is strictly inside (min, max) exactly where the input is.
   template <real_value V>

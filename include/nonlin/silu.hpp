@@ -33,7 +33,9 @@ inline V swish_derivative(V x, math::double_double beta) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
   auto const z = scaled_argument(x, beta);
   auto const near = math::derivative_near_root(z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio);
-  return math::select(near.inside, near.value, math::x_sigmoid_derivative(z, z.hi));
+  auto const one_plus_z = math::two_sum(math::c<V>(1), z.hi);
+  V const generic = math::x_sigmoid_derivative(z, one_plus_z.hi + (one_plus_z.lo + z.lo));
+  return math::select(near.inside, near.value, generic);
 }
 }  // namespace detail
 
@@ -108,7 +110,7 @@ struct hardswish {
   V derivative(V x) const noexcept {
     V const inner = (x + x + math::c<V>(3)) / math::c<V>(6);
     V const outer = math::select(x <= math::c<V>(-3), V(0), math::c<V>(1));
-    auto const inside = (x > math::c<V>(-3)) & (x < math::c<V>(3));
+    auto const inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
     return math::keep_nan(x, math::select(inside, inner, outer));
   }
   template <real_value V>

@@ -34,7 +34,12 @@ struct double_double {
 inline constexpr double_double gelu_tanh_c1 = {0x1.9884533d43651p+0, -0x1.cbc0d30ebfd15p-54};
 // 2 sqrt(2/pi) * 0.044715
 inline constexpr double_double gelu_tanh_c3 = {0x1.2444f2a4d8b4bp-4, -0x1.6c843a29d1c7p-61};
+// 3 * 2 sqrt(2/pi) * 0.044715, the slope's quadratic coefficient.
+inline constexpr double_double gelu_tanh_3c3 = {0x1.b6676bf7450f0p-3, 0x1.bba7351828aabp-57};
 // 1.702 as a real number (the double nearest it is 2^-55 below).
 inline constexpr double_double gelu_quick_slope = {0x1.b3b645a1cac08p+0, 0x1.89374bc6a7efap-55};
+
+// selu's lambda * alpha (the negative saturation value).
+inline constexpr double_double selu_lambda_alpha = {0x1.c212cc640f031p+0, 0x1.05161b045a1fep-56};
 
 }  // namespace nonlin::math

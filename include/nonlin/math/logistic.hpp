@@ -16,11 +16,36 @@
 
 namespace nonlin::math {
 
+// 1 + e for e in [0, 1], exactly, as hi + lo (Fast2Sum): dividing by the rounded 1 + e alone
+// would cost up to an ulp (two for 1 / (1 + e)^2).
+template <real_value V>
+inline double_float<V> one_plus(V const& e) noexcept {
+  V const one(scalar_t<V>(1));
+  V const hi = one + e;
+  return {hi, (one - hi) + e};
+}
+
+// n / (d.hi + d.lo) = q (1 - d.lo / d.hi) to first order, q = n / d.hi (q itself where it is
+// 0 or infinite, whose sign or value a correction term would spoil).
+template <real_value V>
+inline V divide(V const& n, double_float<V> const& d) noexcept {
+  V const q = n / d.hi;
+  return math::select(math::zero_or_infinite(q), q, math::fma(math::neg(q), d.lo / d.hi, q));
+}
+
+// n / (d.hi + d.lo)^2 = k (1 - 2 d.lo / d.hi) to first order, k = n / d.hi^2.
+template <real_value V>
+inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
+  V const k = n / (d.hi * d.hi);
+  return math::select(math::zero_or_infinite(k), k,
+                      math::fma(math::neg(k + k), d.lo / d.hi, k));
+}
+
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
   V const one(scalar_t<V>(1));
   V const e = math::exp(math::neg(math::abs(z)));
-  return math::select(z >= V(0), one, e) / (one + e);
+  return math::divide(math::select(z >= V(0), one, e), math::one_plus(e));
 }
 
 // sigma'(z) = e / (1 + e)^2.
@@ -28,8 +53,7 @@ template <real_value V>
 inline V sigmoid_derivative(V const& z) noexcept {
   V const one(scalar_t<V>(1));
   auto const e = math::exp_parts(math::neg(math::abs(z)));
-  V const d = one + e.value();
-  return e.times(one / (d * d));
+  return e.times(math::divide_by_square(one, math::one_plus(e.value())));
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|).
@@ -52,29 +76,32 @@ inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
 // x sigma(z) for z = z.hi + z.lo: x / (1 + e) for z >= 0, e x / (1 + e) below.
 template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
-  V const one(scalar_t<V>(1));
   auto const e = math::exp_minus_abs(z);
-  V const x_over_d = x / (one + e.value());
+  V const x_over_d = math::divide(x, math::one_plus(e.value()));
   // Where e^z underflowed entirely, x sigma(z) -> 0 with x's sign, also for x = -inf.
   V const left = math::select(e.vanished(), math::sign_bit(x), e.times(x_over_d));
   return math::select(z.hi >= V(0), x_over_d, left);
 }
 
-// d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)), with x_slope = x z'(x).
+// d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With
+// e = e^-|z| and d = 1 + e this is
+//   z >= 0:  (1 + e (1 + x z')) / d^2
+//   z <  0:  e ((1 + x z') + e) / d^2
+// so that near the zero of the bracket it cancels with one rounding instead of amplifying the
+// rounding of sigma(-z).
+// one_plus_slope = 1 + x z'(x), which the caller forms as accurately as it can.
 template <real_value V>
-inline V x_sigmoid_derivative(double_float<V> const& z, V const& x_slope) noexcept {
+inline V x_sigmoid_derivative(double_float<V> const& z, V const& one_plus_slope) noexcept {
   V const one(scalar_t<V>(1));
   auto const e = math::exp_minus_abs(z);
   V const ev = e.value();
-  V const d = one + ev;
-  auto const positive = z.hi >= V(0);
-  V const sigma_minus = math::select(positive, ev, one) / d;
-  // sigma(-z) = 0: the limit 1 also where x z' is infinite.
-  V const factor =
-      math::select(sigma_minus == V(0), one, math::fma(x_slope, sigma_minus, one));
-  V const right = factor / d;
-  V const left = math::select(e.vanished(), V(0), e.times(factor / d));
-  return math::select(positive, right, left);
+  auto const d = math::one_plus(ev);
+  // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
+  V const right_numerator = math::select(ev == V(0), one, math::fma(ev, one_plus_slope, one));
+  V const right = math::divide_by_square(right_numerator, d);
+  V const left = math::select(e.vanished(), V(0),
+                              e.times(math::divide_by_square(one_plus_slope + ev, d)));
+  return math::select(z.hi >= V(0), right, left);
 }
 
 // tanh x = sign(x) m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0; |x| is clamped

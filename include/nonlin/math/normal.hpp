@@ -101,7 +101,7 @@ inline normal_at<V> normal(V const& x) noexcept {
   // Central and right: Phi + x phi. Where phi underflowed the term is 0 (x * 0 would be NaN
   // for x = inf).
   V const right = math::select(pdf == V(0), out.cdf, math::fma(x, pdf, out.cdf));
-  out.cdf_plus_x_pdf = math::select(negative & !central, slope_left, right);
+  out.cdf_plus_x_pdf = math::select(math::both(negative, !central), slope_left, right);
   return out;
 }
 

@@ -81,6 +81,26 @@ inline V select(mask_t<V> const& m, V const& a, V const& b) noexcept {
   }
 }
 
+// a and b for bool or batch_bool (bool & bool would be an int).
+template <class M>
+inline M both(M const& a, M const& b) noexcept {
+  if constexpr (std::is_same_v<M, bool>) {
+    return a && b;
+  } else {
+    return a & b;
+  }
+}
+
+// a or b for bool or batch_bool.
+template <class M>
+inline M either(M const& a, M const& b) noexcept {
+  if constexpr (std::is_same_v<M, bool>) {
+    return a || b;
+  } else {
+    return a | b;
+  }
+}
+
 template <class M>
 inline bool any(M const& m) noexcept {
   if constexpr (std::is_same_v<M, bool>) {
@@ -205,6 +225,12 @@ inline V clamp_below(V const& x, V const& lo) noexcept {
 template <real_value V>
 inline V keep_nan(V const& x, V const& v) noexcept {
   return math::select(math::is_nan(x), x, v);
+}
+
+// x is 0 or infinite: where a first-order correction x (1 + delta) must leave x alone.
+template <real_value V>
+inline mask_t<V> zero_or_infinite(V const& x) noexcept {
+  return math::either(x == V(0), math::abs(x) == V(std::numeric_limits<scalar_t<V>>::infinity()));
 }
 
 }  // namespace nonlin::math

@@ -16,34 +16,34 @@ struct derivative_roots<float> {
   // silu: f'(x) = 0 at x0 = -1.278464542761073795109359
   static constexpr double silu_root_hi = -0x1.474973c84120bp+0;
   static constexpr double silu_root_lo = -0x1.f8d74bc9ac154p-54;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<float, 9>, 1> silu_ratio = {{
-      // d in [-1/2, 1/2]: degree 8, max relative error 1.8e-08
-      {0x1.be141p-3f, 0x1.2c5634p-4f, 0x1.353eb6p-8f, -0x1.f2d2a2p-10f, -0x1.b0f87ap-12f, 0x1.0fe108p-18f, 0x1.a2cbacp-17f, 0x1.6369fep-20f, -0x1.638da6p-23f},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<float, 11>, 1> silu_ratio = {{
+      // d in [-1, 1/2]: degree 10, max relative error 1.0e-07
+      {0x1.75d836p-3f, 0x1.9e0202p-4f, 0x1.008c76p-6f, -0x1.e45c7p-9f, -0x1.fc13d4p-10f, -0x1.90bfc4p-13f, 0x1.46d3eap-14f, 0x1.d28478p-16f, 0x1.589abep-20f, -0x1.5557cap-20f, -0x1.3670d2p-22f},
   }};
   // gelu_exact: f'(x) = 0 at x0 = -0.7517915246935644574579049
   static constexpr double gelu_exact_root_hi = -0x1.80ead197f00b4p-1;
   static constexpr double gelu_exact_root_lo = 0x1.13e74c58cada8p-56;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<float, 10>, 1> gelu_exact_ratio = {{
-      // d in [-1/2, 1/2]: degree 9, max relative error 2.2e-08
-      {0x1.b9d99p-2f, 0x1.8d9a94p-3f, -0x1.2a2f1cp-8f, -0x1.d2fa4ap-7f, -0x1.e40024p-11f, 0x1.3e33dep-11f, 0x1.28bf4p-14f, -0x1.25580cp-16f, -0x1.6b4706p-19f, 0x1.78506p-22f},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<float, 12>, 1> gelu_exact_ratio = {{
+      // d in [-1, 1/2]: degree 11, max relative error 3.7e-08
+      {0x1.5707fp-2f, 0x1.21c06cp-2f, 0x1.100d3ap-5f, -0x1.32d1fp-5f, -0x1.5e5606p-7f, 0x1.43523p-9f, 0x1.45c7fcp-10f, -0x1.1873cap-14f, -0x1.7ab76ap-14f, -0x1.8f5eb8p-19f, 0x1.1d5bacp-18f, 0x1.99bdbep-22f},
   }};
   // gelu_tanh: f'(x) = 0 at x0 = -0.7524614220710162584879544
   static constexpr double gelu_tanh_root_hi = -0x1.81429f9e97e4dp-1;
   static constexpr double gelu_tanh_root_lo = 0x1.4f523ed77dbdcp-55;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<float, 10>, 1> gelu_tanh_ratio = {{
-      // d in [-1/2, 1/2]: degree 9, max relative error 6.9e-08
-      {0x1.b8bacep-2f, 0x1.8cd1a2p-3f, -0x1.029646p-8f, -0x1.d2b77p-7f, -0x1.10449cp-10f, 0x1.4277f8p-11f, 0x1.57bf76p-14f, -0x1.3cfab4p-16f, -0x1.bf8d3ap-19f, 0x1.fea904p-22f},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<float, 12>, 1> gelu_tanh_ratio = {{
+      // d in [-1, 1/2]: degree 11, max relative error 2.3e-08
+      {0x1.5640d6p-2f, 0x1.20555p-2f, 0x1.17cb0ap-5f, -0x1.2c7a62p-5f, -0x1.6d67ccp-7f, 0x1.281284p-9f, 0x1.647966p-10f, -0x1.0b83a4p-15f, -0x1.cebc74p-14f, -0x1.ea1d1ap-18f, 0x1.ac29ecp-18f, 0x1.9d061cp-21f},
   }};
   // mish: f'(x) = 0 at x0 = -1.192431214515495212137588
   static constexpr double mish_root_hi = -0x1.31432c0d12d84p+0;
   static constexpr double mish_root_lo = -0x1.bf319154da21p-55;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<float, 9>, 1> mish_ratio = {{
-      // d in [-1/2, 1/2]: degree 8, max relative error 6.4e-08
-      {0x1.115accp-2f, 0x1.a34a26p-4f, 0x1.574f16p-7f, -0x1.4c23cp-9f, -0x1.03384ep-10f, -0x1.b7ccfap-14f, 0x1.1fe4b2p-16f, 0x1.f8c36ep-18f, 0x1.d3a688p-21f},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<float, 11>, 1> mish_ratio = {{
+      // d in [-1, 1/2]: degree 10, max relative error 8.8e-08
+      {0x1.bfc7c8p-3f, 0x1.15dab4p-3f, 0x1.dcec18p-6f, -0x1.766d68p-9f, -0x1.cae5f2p-9f, -0x1.e96c5p-11f, -0x1.0a9936p-15f, 0x1.0c77bp-14f, 0x1.8eabd2p-16f, 0x1.dc44a6p-20f, -0x1.0d4026p-20f},
   }};
 };
 
@@ -52,34 +52,34 @@ struct derivative_roots<double> {
   // silu: f'(x) = 0 at x0 = -1.278464542761073795109359
   static constexpr double silu_root_hi = -0x1.474973c84120bp+0;
   static constexpr double silu_root_lo = -0x1.f8d74bc9ac154p-54;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<double, 17>, 1> silu_ratio = {{
-      // d in [-1/2, 1/2]: degree 16, max relative error 4.5e-17
-      {0x1.be1410460527fp-3, 0x1.2c563458cc0acp-4, 0x1.353eb573ca457p-8, -0x1.f2d0e32bc24fcp-10, -0x1.b0f82c498fca1p-12, 0x1.098e92b4eb02fp-18, 0x1.a2a7caf0ded1bp-17, 0x1.8574d19c1eaafp-20, -0x1.57238db147c09p-23, -0x1.f2d8c1b9493b7p-25, -0x1.8af424c803cbcp-29, 0x1.3aeb045e12f7bp-30, 0x1.cdb3d7b8005c9p-33, -0x1.110323a843cd8p-38, -0x1.8e5aad1832a61p-38, -0x1.11994a833aee4p-41, 0x1.4b74eed9a90afp-44},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<double, 20>, 1> silu_ratio = {{
+      // d in [-1, 1/2]: degree 19, max relative error 8.8e-17
+      {0x1.75d8350c97618p-3, 0x1.9e0202b622b57p-4, 0x1.008c75b0bf7p-6, -0x1.e45c5d62ac227p-9, -0x1.fc1391e728a9cp-10, -0x1.90c60db1bff8cp-13, 0x1.46bd082b27124p-14, 0x1.d2ee16938e1abp-16, 0x1.65be2517bc0bp-20, -0x1.5aa1a69b22d3ap-20, -0x1.6b80dc09c4a54p-22, 0x1.75c6917a8c353p-30, 0x1.3d5a036f6e4ebp-26, 0x1.f5525ce186d08p-29, -0x1.0ac4b973dcf26p-32, -0x1.06ca4624c597ep-32, -0x1.2b0aa73cc3d6ap-35, 0x1.8d1584c603928p-38, 0x1.511f1ccffa481p-39, 0x1.4daca951c320ep-43},
   }};
   // gelu_exact: f'(x) = 0 at x0 = -0.7517915246935644574579049
   static constexpr double gelu_exact_root_hi = -0x1.80ead197f00b4p-1;
   static constexpr double gelu_exact_root_lo = 0x1.13e74c58cada8p-56;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<double, 17>, 1> gelu_exact_ratio = {{
-      // d in [-1/2, 1/2]: degree 16, max relative error 1.6e-16
-      {0x1.b9d98fa5a3215p-2, 0x1.8d9a941de3ac6p-3, -0x1.2a2ef9bb865bp-8, -0x1.d2fa4c17c7ec9p-7, -0x1.e4088244f8d04p-11, 0x1.3e346def45c5p-11, 0x1.297b9d6fe4f7fp-14, -0x1.258a6d8856f91p-16, -0x1.8680f73d58c43p-19, 0x1.86c8662e8ecd3p-22, 0x1.69610204ba3dbp-24, -0x1.784bf786b8996p-28, -0x1.03fd164788d5fp-29, 0x1.d167345e7554cp-35, 0x1.31b541d84ad11p-35, -0x1.9bb1345fbdc5ep-44, -0x1.1fba6feab184p-41},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<double, 20>, 1> gelu_exact_ratio = {{
+      // d in [-1, 1/2]: degree 19, max relative error 9.7e-17
+      {0x1.5707ef97f3b2ep-2, 0x1.21c06bdbac9p-2, 0x1.100d3c9cfd58ap-5, -0x1.32d1f0214a55fp-5, -0x1.5e56a21b58fa7p-7, 0x1.4351d148e5225p-9, 0x1.45dce48680731p-10, -0x1.1841256b8adb1p-14, -0x1.7d42a0eb47995p-14, -0x1.9bbede14845afp-19, 0x1.423fa7655c1dap-18, 0x1.f453f310b6f66p-22, -0x1.a165a042bcffbp-23, -0x1.0771a091d407ap-25, 0x1.a711294dfb0cap-28, 0x1.8aabf835bf55fp-30, -0x1.495b19eb060f4p-33, -0x1.d38ac0bf3e4d6p-35, 0x1.56c20aa31d7c1p-39, 0x1.9bd94161b1017p-40},
   }};
   // gelu_tanh: f'(x) = 0 at x0 = -0.7524614220710162584879544
   static constexpr double gelu_tanh_root_hi = -0x1.81429f9e97e4dp-1;
   static constexpr double gelu_tanh_root_lo = 0x1.4f523ed77dbdcp-55;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<double, 19>, 1> gelu_tanh_ratio = {{
-      // d in [-1/2, 1/2]: degree 18, max relative error 5.4e-17
-      {0x1.b8bacd2c96b91p-2, 0x1.8cd1a2b2fff32p-3, -0x1.029615edb077ap-8, -0x1.d2b7734647063p-7, -0x1.104a83edc0d1cp-10, 0x1.427996dc1fab5p-11, 0x1.58c9ed7127405p-14, -0x1.3d8d641217e0ap-16, -0x1.e63f2935e2952p-19, 0x1.14bf86a9c262dp-21, 0x1.04936b70a70bep-23, -0x1.253af291f2611p-26, -0x1.0b9b6c15319dcp-28, 0x1.8d065ef8c9f98p-31, 0x1.4666a279e8389p-33, -0x1.07407370d6d21p-35, -0x1.c81f4663a1e32p-38, 0x1.07ad3c48ccd13p-40, 0x1.0bb4155962138p-42},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<double, 22>, 1> gelu_tanh_ratio = {{
+      // d in [-1, 1/2]: degree 21, max relative error 2.8e-16
+      {0x1.5640d66b393dcp-2, 0x1.2055504a022bdp-2, 0x1.17cb128a43729p-5, -0x1.2c7a60a1b1356p-5, -0x1.6d695dc533de1p-7, 0x1.2811632bf63ddp-9, 0x1.64af97db749fcp-10, -0x1.0a4a670f04657p-15, -0x1.d5693f777315fp-14, -0x1.fd96b37ee1e6ep-18, 0x1.07c74b8cd5962p-17, 0x1.187b84bccadf8p-20, -0x1.2fb62759866a6p-21, -0x1.de8cef1b1368bp-24, 0x1.6ccdc33ef8bc8p-25, 0x1.a0a18eb2ae4e9p-27, -0x1.8b0ad1b256c4p-29, -0x1.58d35d3e1e3c4p-30, 0x1.3e34c41aab743p-33, 0x1.e35a104ef83f5p-34, -0x1.07d1a48fc40b4p-38, -0x1.c0859dbc3edf8p-38},
   }};
   // mish: f'(x) = 0 at x0 = -1.192431214515495212137588
   static constexpr double mish_root_hi = -0x1.31432c0d12d84p+0;
   static constexpr double mish_root_lo = -0x1.bf319154da21p-55;
-  // f'(x0 + d) / d in powers of t = 2d
-  static constexpr std::array<std::array<double, 18>, 1> mish_ratio = {{
-      // d in [-1/2, 1/2]: degree 17, max relative error 7.2e-17
-      {0x1.115acb42500bbp-2, 0x1.a34a251d8ad7bp-4, 0x1.574f121a868e1p-7, -0x1.4c222fe64d52p-9, -0x1.03369d4ac9552p-10, -0x1.b87ddfb513bfcp-14, 0x1.1e5e184ac6697p-16, 0x1.0379918039a2ep-17, 0x1.0a7954ab86056p-20, -0x1.5fff9a0e8e3fp-24, -0x1.d45397bc2f00ep-25, -0x1.223c5fd1f1a0ep-27, 0x1.f9f5cd2d4bdc7p-33, 0x1.868942cee70ep-32, 0x1.200db9538519bp-34, 0x1.90d82472c7209p-41, -0x1.3740b095ad69fp-39, -0x1.d21e08dd081a8p-42},
+  // f'(x0 + d) / d in powers of t = (4d + 1) / 3
+  static constexpr std::array<std::array<double, 21>, 1> mish_ratio = {{
+      // d in [-1, 1/2]: degree 20, max relative error 2.7e-17
+      {0x1.bfc7c880d43e1p-3, 0x1.15dab3ec04f57p-3, 0x1.dcec18d26a206p-6, -0x1.7670ca06e2bap-9, -0x1.cae686b437d74p-9, -0x1.e9207455df79ap-11, -0x1.09c52b9e3e095p-15, 0x1.0706dc7b58f08p-14, 0x1.8ac8598fcbeap-16, 0x1.9d9e19737e9fcp-19, -0x1.970285aa32e32p-21, -0x1.0403747abfbbp-21, -0x1.bdb0c775f84a2p-24, 0x1.c34cba20edcb1p-30, 0x1.183c8ecdd89a6p-27, 0x1.5f3d881fdc73bp-29, 0x1.070d6b0be9a5cp-32, -0x1.ff54f50573c76p-34, -0x1.d3def3c26589bp-35, -0x1.332a619da608fp-38, 0x1.e3fea266d5cf1p-40},
   }};
 };
 

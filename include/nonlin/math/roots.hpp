@@ -2,7 +2,7 @@
 #pragma once
 // Derivatives near their interior zeros. silu' (so swish' and gelu_quick'), gelu_exact',
 // gelu_tanh' and mish' cross zero at some x0 < 0, where their generic formulas subtract two
-// terms of size ~0.2 and lose all relative accuracy. Within |x - x0| <= 1/2 they are
+// terms of size ~0.2 and lose all relative accuracy. Within -1 <= x - x0 <= 1/2 they are
 // evaluated as f'(x0 + d) = d R(d) instead, d = x - x0 formed exactly (x0 as hi + lo: x - x0.hi
 // is exact by Sterbenz' lemma there) and R fitted (math/root_tables.hpp).
 
@@ -25,8 +25,9 @@ inline near_root<V> derivative_near_root(double_float<V> const& x, double root_h
                                          Table const& ratio) noexcept {
   auto const root = math::constant<V>(double_double{root_hi, root_lo});
   V const d = (x.hi - root.hi) + (x.lo - root.lo);
-  V const value = d * math::horner(d + d, ratio[0]);
-  return {math::abs(d) <= math::c<V>(0.5), value};
+  V const t = math::fma(d, math::c<V>(4.0 / 3.0), math::c<V>(1.0 / 3.0));
+  V const value = d * math::horner(t, ratio[0]);
+  return {math::both(d >= math::c<V>(-1), d <= math::c<V>(0.5)), value};
 }
 
 }  // namespace nonlin::math

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Markdown tables from nonlin_bench's JSON output (Python 3 standard library only).
+
+    python3 bench/report.py build/bench/bench.json
+
+Reads the names written by bench/activations_bench.cpp and bench/gelu_error.cpp:
+    <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd | bwdy; variant: nonlin | scalar | std
+    memcpy/<type>/<n>
+    error/<function>                         counter max_abs_err (and at_x)
+Throughput is printed as elements per nanosecond (items_per_second / 1e9), the median when the
+run had repetitions. Rows or columns that a filtered run did not produce print as "-".
+"""
+
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+DIRECTIONS = [
+    ("fwd", "float", "Forward, float"),
+    ("fwd", "double", "Forward, double"),
+    ("bwd", "float", "Backward from x (dx = dy f'(x)), float"),
+    ("bwdy", "float", "Backward from the output (dx = dy f'(x) given y = f(x)), float"),
+]
+VARIANTS = ["nonlin", "scalar", "std"]
+GELUS = ["gelu_exact", "gelu_tanh", "gelu_quick"]
+# Documented max |approx - gelu_exact| on [-5, 5] step 0.01.
+DOCUMENTED_ERROR = {"gelu_tanh": 0.000473235, "gelu_quick": 0.020334869}
+# The order of the functions in the tables (others found in the JSON follow, sorted).
+FUNCTION_ORDER = [
+    "step", "identity", "relu", "relu6", "hardtanh", "leaky_relu", "squared_relu",
+    "elu", "selu", "celu", "sigmoid", "tanh", "log_sigmoid", "hardsigmoid", "hardswish",
+    "softplus", "gelu_exact", "gelu_tanh", "gelu_quick", "silu", "swish", "mish",
+]
+
+
+def base_name(entry):
+    """The benchmark name without Google Benchmark's suffixes (/iterations:1, /real_time, _mean)."""
+    name = entry.get("run_name") or entry.get("name", "")
+    parts = [p for p in name.split("/") if ":" not in p and p not in ("real_time", "manual_time")]
+    return "/".join(parts)
+
+
+def collect(benchmarks):
+    """{base name: {"items": [per-run items/s], "median": aggregate median or None, "counters"}}."""
+    rows = defaultdict(lambda: {"items": [], "median": None, "counters": {}})
+    for entry in benchmarks:
+        if entry.get("error_occurred"):
+            continue
+        row = rows[base_name(entry)]
+        run_type = entry.get("run_type", "iteration")
+        if run_type == "aggregate":
+            if entry.get("aggregate_name") == "median" and "items_per_second" in entry:
+                row["median"] = entry["items_per_second"]
+            continue
+        if "items_per_second" in entry:
+            row["items"].append(entry["items_per_second"])
+        for key in ("max_abs_err", "at_x"):
+            if key in entry:
+                row["counters"].setdefault(key, []).append(entry[key])
+    return rows
+
+
+def per_ns(row):
+    """Elements per ns: the median aggregate if present, else the median of the runs."""
+    if row is None:
+        return None
+    if row["median"] is not None:
+        return row["median"] / 1e9
+    if row["items"]:
+        return statistics.median(row["items"]) / 1e9
+    return None
+
+
+def size_label(n):
+    for shift, suffix in ((30, "G"), (20, "M"), (10, "K")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{suffix}"
+    return str(n)
+
+
+def fmt(value):
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    if value >= 0.01:
+        return f"{value:.3f}".rstrip("0").rstrip(".") if value < 1 else f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+def fmt_ratio(num, den):
+    if num is None or den is None or den == 0:
+        return "-"
+    return f"{num / den:.2f}x"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i == 0 else "--:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def ordered_functions(names):
+    known = [f for f in FUNCTION_ORDER if f in names]
+    return known + sorted(names - set(FUNCTION_ORDER))
+
+
+def print_context(context):
+    print("## Machine and build\n")
+    caches = ", ".join(
+        f"L{c.get('level')}{'d' if c.get('type') == 'Data' else 'i' if c.get('type') == 'Instruction' else ''}"
+        f" {size_label(c.get('size', 0))}B"
+        + (f" (shared by {c['num_sharing']})" if c.get("num_sharing", 1) > 1 else "")
+        for c in context.get("caches", []))
+    items = [
+        ("date", context.get("date")),
+        ("host", context.get("host_name")),
+        ("executable", context.get("executable")),
+        ("num_cpus", context.get("num_cpus")),
+        ("mhz_per_cpu", context.get("mhz_per_cpu")),
+        ("cpu_scaling_enabled", context.get("cpu_scaling_enabled")),
+        ("load_avg", ", ".join(f"{x:.2f}" for x in context["load_avg"])
+         if context.get("load_avg") else None),
+        ("caches", caches or None),
+        ("benchmark library build", context.get("library_build_type")),
+    ]
+    items += [(key, value) for key, value in sorted(context.items()) if key.startswith("nonlin_")]
+    for key, value in items:
+        if value not in (None, ""):
+            print(f"- {key}: {value}")
+    print()
+
+
+def print_gelu(rows, sizes):
+    print("## GELU approximations (float, nonlin SIMD kernel; elements/ns)\n")
+    header = ["function", "max abs err vs exact, [-5, 5] step 0.01", "documented"]
+    header += [f"fwd {size_label(n)}" for n in sizes] + [f"bwd {size_label(n)}" for n in sizes]
+    out = []
+    for fn in GELUS:
+        if fn == "gelu_exact":
+            err, doc = "0 (reference)", "-"
+        else:
+            counters = rows.get(f"error/{fn}", {}).get("counters", {})
+            values = counters.get("max_abs_err")
+            if values:
+                value = max(values)
+                where = counters.get("at_x", [None])[0]
+                err = f"{value:.9f}" + (f" (x = {where:g})" if where is not None else "")
+                expected = DOCUMENTED_ERROR.get(fn)
+                if expected is not None:
+                    ok = abs(value - expected) <= 5e-10 + 1e-6 * expected
+                    doc = f"{expected:.9f} {'ok' if ok else 'MISMATCH'}"
+                else:
+                    doc = "-"
+            else:
+                err, doc = "-", f"{DOCUMENTED_ERROR.get(fn, 0):.9f}"
+        cells = [fn, err, doc]
+        cells += [fmt(per_ns(rows.get(f"fwd/{fn}/float/nonlin/{n}"))) for n in sizes]
+        cells += [fmt(per_ns(rows.get(f"bwd/{fn}/float/nonlin/{n}"))) for n in sizes]
+        out.append(cells)
+    print(table(header, out))
+    print()
+
+
+def print_direction(rows, direction, type_, title, sizes, functions, surprises):
+    present = [fn for fn in functions
+               if any(f"{direction}/{fn}/{type_}/{v}/{n}" in rows for v in VARIANTS for n in sizes)]
+    if not present:
+        return
+    print(f"## {title} (elements/ns; nonlin/std > 1: nonlin faster)\n")
+    header = ["function"]
+    for n in sizes:
+        label = size_label(n)
+        header += [f"{label} nonlin", f"{label} scalar", f"{label} std", f"{label} nonlin/std"]
+    out = []
+    for fn in present:
+        cells = [fn]
+        for n in sizes:
+            values = {v: per_ns(rows.get(f"{direction}/{fn}/{type_}/{v}/{n}")) for v in VARIANTS}
+            cells += [fmt(values[v]) for v in VARIANTS]
+            cells.append(fmt_ratio(values["nonlin"], values["std"]))
+            for peer in ("std", "scalar"):
+                if values["nonlin"] is not None and values[peer] and values["nonlin"] < values[peer]:
+                    surprises.append((values["nonlin"] / values[peer], peer, direction, fn, type_, n))
+        out.append(cells)
+    memcpy = [per_ns(rows.get(f"memcpy/{type_}/{n}")) for n in sizes]
+    if any(v is not None for v in memcpy):
+        cells = ["*memcpy (ceiling)*"]
+        for value in memcpy:
+            cells += [fmt(value), "", "", ""]
+        out.append(cells)
+    print(table(header, out))
+    print()
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: python3 bench/report.py BENCH_JSON  (e.g. build/bench/bench.json)",
+              file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as handle:
+        data = json.load(handle)
+    rows = collect(data.get("benchmarks", []))
+
+    sizes = set()
+    functions = set()
+    for name in rows:
+        parts = name.split("/")
+        if len(parts) == 5 and parts[0] in ("fwd", "bwd", "bwdy") and parts[4].isdigit():
+            functions.add(parts[1])
+            sizes.add(int(parts[4]))
+        elif len(parts) == 3 and parts[0] == "memcpy" and parts[2].isdigit():
+            sizes.add(int(parts[2]))
+    sizes = sorted(sizes)
+    functions = ordered_functions(functions)
+
+    print("# nonlin benchmarks\n")
+    print_context(data.get("context", {}))
+    print("Throughput in elements per nanosecond (higher is better). nonlin: the span kernel "
+          "(SIMD); scalar: a loop of the nonlin functor on one scalar at a time (not "
+          "vectorized); std: a plain loop of the textbook std:: formula. memcpy copies the same "
+          "number of elements (forward moves as many bytes; backward reads one array more). "
+          "The std backward of step (dx = 0) and identity (dx = dy) compiles to memset and "
+          "memmove, so those ratios compare against a library fill or copy.\n")
+    if any(name.startswith("error/") for name in rows) or any(
+            f"fwd/{fn}/float/nonlin/{n}" in rows for fn in GELUS for n in sizes):
+        print_gelu(rows, sizes)
+
+    surprises = []
+    for direction, type_, title in DIRECTIONS:
+        print_direction(rows, direction, type_, title, sizes, functions, surprises)
+
+    print_surprises(surprises)
+    return 0
+
+
+def print_surprises(surprises, threshold=0.8):
+    """The rows where the SIMD kernel lost to the std loop or to its own scalar code by more than
+    the noise of a shared machine (ratio < threshold); closer ones are only counted."""
+    titles = {"std": "nonlin slower than the std loop", "scalar": "nonlin SIMD slower than nonlin scalar"}
+    for peer in ("std", "scalar"):
+        rows = sorted(s for s in surprises if s[1] == peer)
+        if not rows:
+            continue
+        clear = [s for s in rows if s[0] < threshold]
+        print(f"## {titles[peer]} (nonlin/{peer} < {threshold})\n")
+        for ratio, _, direction, fn, type_, n in clear:
+            print(f"- {direction}/{fn}/{type_} at {size_label(n)}: nonlin/{peer} = {ratio:.2f}x")
+        if not clear:
+            print("- none")
+        if len(rows) > len(clear):
+            print(f"- ({len(rows) - len(clear)} more rows between {threshold}x and 1x, "
+                  "mostly memory-bound piecewise-linear rows, not listed)")
+        print()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
