@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// softmax and log_softmax with temperature, their backward passes from the saved output, and
+// softmax + cross-entropy from logits. They normalise one axis, so they work on arrays:
+//   rows:  a contiguous (rows, cols) array, each row normalised ((B, T, V) over V is this case)
+//   axis:  an (outer, axis, inner) array normalised over the middle axis ((N, C, H, W) over C)
+//
+//   p_i       = exp((z_i - m) / T) / s,  m = max z,  s = sum_j exp((z_j - m) / T)
+//   log p_i   = (z_i - m) / T - log s                (finite where p_i underflows to 0)
+//   softmax backward:      dz = p (dp - <p, dp>) / T
+//   log_softmax backward:  dz = (g - p sum g) / T,  p = exp(log p)
+//   cross-entropy:         loss = -sum q log p,  dz = (p - q) / T  (/ rows that count, for mean)
+//
+// One pass finds m and s together (the running sum is rescaled when a lane's maximum grows), one
+// more writes the outputs. z - m is carried as hi + lo into exp, so the subtraction costs no
+// accuracy. T must be finite and > 0: anything else throws std::invalid_argument naming it
+// (T = 0 would be greedy selection, which is the caller's rule, not a softmax).
+// Masking: -inf entries are masked positions: p = 0, log p = -inf, gradient 0 there. A row whose
+// entries are all -inf gives p = 0, log p = -inf, zero gradients and zero loss (PyTorch gives
+// NaN; masked attention wants zeros). A NaN or +inf anywhere in a row makes that row NaN; other
+// rows are not affected.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include <xsimd/xsimd.hpp>
+
+#include "concepts.hpp"
+#include "kernels.hpp"
+#include "math/double_float.hpp"
+#include "math/exp.hpp"
+#include "math/log.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin {
+
+struct softmax {
+  double temperature = 1.0;
+};
+
+struct log_softmax {
+  double temperature = 1.0;
+};
+
+// An (outer, axis, inner) array normalised over `axis`; {rows, cols, 1} is the rows layout.
+struct axis_layout {
+  std::size_t outer = 1;
+  std::size_t axis = 1;
+  std::size_t inner = 1;
+
+  std::size_t size() const noexcept { return outer * axis * inner; }
+};
+
+enum class reduction { none, sum, mean };
+
+namespace detail {
+
+inline void require_temperature(char const* where, double t) {
+  if (!(std::isfinite(t) && t > 0.0)) {
+    throw std::invalid_argument(std::string(where) + ": temperature must be finite and > 0, got " +
+                                std::to_string(t));
+  }
+}
+
+inline void require_layout(char const* where, char const* name, std::size_t size,
+                           axis_layout shape) {
+  if (size != shape.size()) {
+    throw std::invalid_argument(std::string(where) + ": " + name + " has " +
+                                std::to_string(size) + " elements but the layout (outer=" +
+                                std::to_string(shape.outer) + ", axis=" +
+                                std::to_string(shape.axis) + ", inner=" +
+                                std::to_string(shape.inner) + ") has " +
+                                std::to_string(shape.size()));
+  }
+}
+
+inline axis_layout rows_layout(char const* where, std::size_t size, std::size_t cols) {
+  if (cols == 0 ? size != 0 : size % cols != 0) {
+    throw std::invalid_argument(std::string(where) + ": " + std::to_string(size) +
+                                " elements do not make rows of cols=" + std::to_string(cols));
+  }
+  return {cols == 0 ? 0 : size / cols, cols, 1};
+}
+
+// Running maximum and sum of exp((z - m) / T), per lane.
+template <class V>
+struct running {
+  V max = V(-std::numeric_limits<scalar_t<V>>::infinity());
+  V sum = V(0);
+};
+
+// exp((z - m) / T) with z - m carried exactly (two_sum) into the argument of exp.
+template <class V>
+inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
+  auto const d = math::two_sum(z, math::neg(m));
+  V const q = d.hi * inv_t;
+  // (d.hi - q t + d.lo) / T: the rounding of the quotient and the low part.
+  V const q_lo = math::fma(math::neg(q), t, d.hi) + d.lo;
+  // Where z = m = -inf the difference is NaN; such a lane has nothing to add.
+  return math::exp_parts(q, q_lo * inv_t);
+}
+
+template <class V>
+inline void update(running<V>& r, V z, V inv_t, V t) {
+  V const m = math::select(z > r.max, z, r.max);
+  auto const grew = z > r.max;
+  if (math::any(grew)) {
+    // Rescale the lanes whose maximum grew: sum * exp((old - new) / T); a lane that was empty
+    // (old = -inf) has sum 0 and stays 0.
+    V const factor = shifted_exp(r.max, m, inv_t, t).value();
+    r.sum = math::select(grew, math::select(r.sum == V(0), V(0), r.sum * factor), r.sum);
+  }
+  // A masked entry (z = -inf) in a lane still at -inf adds nothing.
+  V const term = shifted_exp(z, m, inv_t, t).value();
+  r.sum = r.sum + math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), term);
+  // NaN anywhere: propagate (z > max is false for NaN, so the NaN enters through the sum).
+  r.sum = math::select(math::is_nan(z), z, r.sum);
+  r.max = m;
+}
+
+// Combines the lanes of a batch state into one scalar state.
+template <class B>
+inline running<scalar_t<B>> combine(running<B> const& r, scalar_t<B> inv_t, scalar_t<B> t) {
+  using T = scalar_t<B>;
+  running<T> total;
+  for (std::size_t k = 0; k < B::size; ++k) {
+    T const z = r.max.get(k);
+    T const s = r.sum.get(k);
+    if (std::isnan(s) || std::isnan(z)) {
+      total.sum = std::numeric_limits<T>::quiet_NaN();
+      continue;
+    }
+    if (z == -std::numeric_limits<T>::infinity()) {
+      continue;  // an empty or fully masked lane
+    }
+    T const m = total.max < z ? z : total.max;
+    T const rescaled = total.sum == T(0) ? T(0) : total.sum * shifted_exp(total.max, m, inv_t, t).value();
+    T const lane = s * shifted_exp(z, m, inv_t, t).value();
+    total.sum = rescaled + lane;
+    total.max = m;
+  }
+  return total;
+}
+
+// Normalises every row of `shape` over its axis: stats (max, sum) in one pass, then
+// y = out(z, m, s) in a second. Rows of the rows layout are split across lanes and combined;
+// in the (outer, axis, inner) layout each lane is a row of its own.
+template <class Arch, class T, class Out>
+void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  T const inv_t = T(1) / t;
+  if (shape.inner == 1) {
+    for (std::size_t r = 0; r < shape.outer; ++r) {
+      T const* z = x + r * shape.axis;
+      running<B> lanes;
+      std::size_t i = 0;
+      for (; i + width <= shape.axis; i += width) {
+        update(lanes, B::load_unaligned(z + i), B(inv_t), B(t));
+      }
+      if (i < shape.axis) {
+        alignas(Arch::alignment()) std::array<T, width> tail;
+        tail.fill(-std::numeric_limits<T>::infinity());
+        std::copy_n(z + i, shape.axis - i, tail.begin());
+        update(lanes, B::load_aligned(tail.data()), B(inv_t), B(t));
+      }
+      running<T> const stats = combine(lanes, inv_t, t);
+      B const m(stats.max);
+      B const sum(stats.sum);
+      elementwise<Arch>([&](B zb) { return out(zb, m, sum, B(inv_t), B(t)); },
+                        std::span<T>(y + r * shape.axis, shape.axis),
+                        std::span<T const>(z, shape.axis));
+    }
+    return;
+  }
+  // Lanes across inner positions; the tail block goes through zero-padded copies.
+  for (std::size_t o = 0; o < shape.outer; ++o) {
+    for (std::size_t j = 0; j < shape.inner; j += width) {
+      std::size_t const lanes_used = std::min(width, shape.inner - j);
+      auto load = [&](std::size_t a) {
+        T const* p = x + (o * shape.axis + a) * shape.inner + j;
+        if (lanes_used == width) {
+          return B::load_unaligned(p);
+        }
+        alignas(Arch::alignment()) std::array<T, width> buffer{};
+        std::copy_n(p, lanes_used, buffer.begin());
+        return B::load_aligned(buffer.data());
+      };
+      running<B> lanes;
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        update(lanes, load(a), B(inv_t), B(t));
+      }
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        B const result = out(load(a), lanes.max, lanes.sum, B(inv_t), B(t));
+        T* q = y + (o * shape.axis + a) * shape.inner + j;
+        if (lanes_used == width) {
+          result.store_unaligned(q);
+        } else {
+          alignas(Arch::alignment()) std::array<T, width> buffer;
+          result.store_aligned(buffer.data());
+          std::copy_n(buffer.begin(), lanes_used, q);
+        }
+      }
+    }
+  }
+}
+
+// dx = grad(y, dy, reduce, 1/T) with reduce = sum over the axis of term(y, dy).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class Arch, class T, class Term, class Grad>
+void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, Term const& term,
+                        Grad const& grad) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  B const inv_t(T(1) / t);
+  if (shape.inner == 1) {
+    for (std::size_t r = 0; r < shape.outer; ++r) {
+      std::size_t const base = r * shape.axis;
+      B acc(T(0));
+      std::size_t i = 0;
+      for (; i + width <= shape.axis; i += width) {
+        acc = acc + term(B::load_unaligned(y + base + i), B::load_unaligned(dy + base + i));
+      }
+      T total = xsimd::hadd(acc);
+      for (; i < shape.axis; ++i) {
+        total += term(y[base + i], dy[base + i]);
+      }
+      B const reduce(total);
+      elementwise<Arch>([&](B yb, B dyb) { return grad(yb, dyb, reduce, inv_t); },
+                        std::span<T>(dx + base, shape.axis), std::span<T const>(y + base, shape.axis),
+                        std::span<T const>(dy + base, shape.axis));
+    }
+    return;
+  }
+  for (std::size_t o = 0; o < shape.outer; ++o) {
+    for (std::size_t j = 0; j < shape.inner; j += width) {
+      std::size_t const lanes_used = std::min(width, shape.inner - j);
+      auto load = [&](T const* base, std::size_t a) {
+        T const* p = base + (o * shape.axis + a) * shape.inner + j;
+        if (lanes_used == width) {
+          return B::load_unaligned(p);
+        }
+        alignas(Arch::alignment()) std::array<T, width> buffer{};
+        std::copy_n(p, lanes_used, buffer.begin());
+        return B::load_aligned(buffer.data());
+      };
+      B reduce(T(0));
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        reduce = reduce + term(load(y, a), load(dy, a));
+      }
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        B const result = grad(load(y, a), load(dy, a), reduce, inv_t);
+        T* q = dx + (o * shape.axis + a) * shape.inner + j;
+        if (lanes_used == width) {
+          result.store_unaligned(q);
+        } else {
+          alignas(Arch::alignment()) std::array<T, width> buffer;
+          result.store_aligned(buffer.data());
+          std::copy_n(buffer.begin(), lanes_used, q);
+        }
+      }
+    }
+  }
+}
+
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// The per-element outputs, one text for batches and scalars.
+template <class V>
+V probability(V z, V m, V sum, V inv_t, V t) {
+  constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+  V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / sum);
+  // A fully masked row (m = -inf) and masked entries give 0.
+  return math::select(math::either(m == V(-inf), z == V(-inf)), V(0), p);
+}
+
+template <class V>
+V log_probability(V z, V m, V sum, V inv_t, V t) {
+  constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+  auto const d = math::two_sum(z, math::neg(m));
+  V const q = d.hi * inv_t;
+  V const q_lo = (math::fma(math::neg(q), t, d.hi) + d.lo) * inv_t;
+  // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
+  V const log_sum = math::log1p(sum - math::c<V>(1));
+  V const value = (q - log_sum) + q_lo;
+  return math::select(math::either(m == V(-inf), z == V(-inf)), V(-inf), value);
+}
+
+}  // namespace detail
+
+// y = softmax(x / T) over the axis of `shape`; y may be x itself.
+template <class Arch = xsimd::default_arch, real_scalar T>
+void forward(softmax const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
+  char const* where = "nonlin::forward(softmax)";
+  detail::require_temperature(where, f.temperature);
+  detail::require_layout(where, "x", x.size(), shape);
+  detail::require_same_size<T>(where, "x", x, "y", y);
+  detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
+  detail::normalise<Arch>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
+                          [](auto z, auto m, auto s, auto it, auto t) {
+                            return detail::probability(z, m, s, it, t);
+                          });
+}
+
+template <class Arch = xsimd::default_arch, real_scalar T>
+void forward(log_softmax const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
+  char const* where = "nonlin::forward(log_softmax)";
+  detail::require_temperature(where, f.temperature);
+  detail::require_layout(where, "x", x.size(), shape);
+  detail::require_same_size<T>(where, "x", x, "y", y);
+  detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
+  detail::normalise<Arch>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
+                          [](auto z, auto m, auto s, auto it, auto t) {
+                            return detail::log_probability(z, m, s, it, t);
+                          });
+}
+
+// softmax: dx = y (dy - <y, dy>) / T from the saved output y; dx may be y or dy itself.
+template <class Arch = xsimd::default_arch, real_scalar T>
+void backward_from_output(softmax const& f, std::span<T const> y, std::span<T const> dy,
+                          std::span<T> dx, axis_layout shape) {
+  char const* where = "nonlin::backward_from_output(softmax)";
+  detail::require_temperature(where, f.temperature);
+  detail::require_layout(where, "y", y.size(), shape);
+  detail::require_same_size<T>(where, "y", y, "dy", dy);
+  detail::require_same_size<T>(where, "y", y, "dx", dx);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::backward_over_axis<Arch>(
+      shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
+      [](auto p, auto g) { return p * g; },
+      [](auto p, auto g, auto dot, auto inv_t) { return p * (g - dot) * inv_t; });
+}
+
+// log_softmax: dx = (dy - softmax sum(dy)) / T from the saved output y = log p; 0 at masked
+// positions (y = -inf).
+template <class Arch = xsimd::default_arch, real_scalar T>
+void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<T const> dy,
+                          std::span<T> dx, axis_layout shape) {
+  char const* where = "nonlin::backward_from_output(log_softmax)";
+  detail::require_temperature(where, f.temperature);
+  detail::require_layout(where, "y", y.size(), shape);
+  detail::require_same_size<T>(where, "y", y, "dy", dy);
+  detail::require_same_size<T>(where, "y", y, "dx", dx);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::backward_over_axis<Arch>(
+      shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
+      [](auto logp, auto g) {
+        using V = decltype(logp);
+        return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), g);
+      },
+      [](auto logp, auto g, auto total, auto inv_t) {
+        using V = decltype(logp);
+        V const grad = math::fma(math::neg(math::exp(logp)), total, g) * inv_t;
+        return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), grad);
+      });
+}
+
+// The rows layout: (rows, cols) with rows = x.size() / cols.
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+  requires(std::same_as<F, softmax> || std::same_as<F, log_softmax>)
+void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols) {
+  forward<Arch>(f, x, y, detail::rows_layout("nonlin::forward", x.size(), cols));
+}
+
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+  requires(std::same_as<F, softmax> || std::same_as<F, log_softmax>)
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
+                          std::span<T> dx, std::size_t cols) {
+  backward_from_output<Arch>(f, y, dy, dx,
+                             detail::rows_layout("nonlin::backward_from_output", y.size(), cols));
+}
+
+namespace detail {
+template <class T>
+void require_losses(char const* where, std::span<T> losses, std::size_t rows, reduction r) {
+  if ((r == reduction::none || !losses.empty()) && losses.size() != rows) {
+    throw std::invalid_argument(std::string(where) + ": losses has " +
+                                std::to_string(losses.size()) + " elements but there are " +
+                                std::to_string(rows) + " rows" +
+                                (r == reduction::none ? " (reduction none needs one per row)" : ""));
+  }
+}
+
+// Shared by hard and soft targets: log p into dz, then loss and dz row by row.
+// q(row, i) gives the target probability; counts(row) whether the row counts.
+template <class Arch, class T, class Q, class Counts>
+T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> dz,
+                     std::size_t cols, reduction r, std::span<T> losses, Q const& q,
+                     Counts const& counts) {
+  std::size_t const rows = cols == 0 ? 0 : logits.size() / cols;
+  T const t = static_cast<T>(f.temperature);
+  forward<Arch>(log_softmax{f.temperature}, logits, dz, axis_layout{rows, cols, 1});
+  std::size_t counted = 0;
+  for (std::size_t row = 0; row < rows; ++row) {
+    counted += counts(row) ? 1 : 0;
+  }
+  T const scale = (r == reduction::mean && counted > 0) ? T(1) / T(counted) : T(1);
+  T total = 0;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  for (std::size_t row = 0; row < rows; ++row) {
+    T* g = dz.data() + row * cols;
+    bool const masked = std::all_of(g, g + cols, [](T v) { return v == -inf; });
+    T loss = 0;
+    if (counts(row) && !masked) {
+      for (std::size_t i = 0; i < cols; ++i) {
+        T const qi = q(row, i);
+        loss -= qi == T(0) ? T(0) : qi * g[i];
+      }
+    }
+    for (std::size_t i = 0; i < cols; ++i) {
+      // (p - q) / T, scaled for the mean; 0 for rows that do not count or are fully masked.
+      T const p = g[i] == -inf ? T(0) : math::exp(g[i]);
+      g[i] = (counts(row) && !masked) ? (p - q(row, i)) / t * scale : T(0);
+    }
+    if (!losses.empty()) {
+      losses[row] = loss;
+    }
+    total += loss;
+  }
+  return r == reduction::mean ? total * scale : total;
+}
+}  // namespace detail
+
+// softmax + cross-entropy from logits with hard targets: targets[row] is the class index, or
+// ignore_index (the row then has loss 0, gradient 0, and does not count in the mean).
+// Writes dz = d loss / d logits (= (p - onehot) / T, / counted rows for the mean); dz may be
+// logits itself. Returns the loss reduced as asked; with reduction::none (or a non-empty
+// `losses`) the per-row losses go to `losses`. An index outside [0, cols) that is not
+// ignore_index throws std::invalid_argument before anything is written.
+template <class Arch = xsimd::default_arch, real_scalar T>
+T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
+                        std::span<std::int64_t const> targets, std::span<T> dz, std::size_t cols,
+                        reduction r = reduction::mean, std::int64_t ignore_index = -100,
+                        std::span<T> losses = {}) {
+  char const* where = "nonlin::softmax_cross_entropy";
+  detail::require_temperature(where, f.temperature);
+  axis_layout const shape = detail::rows_layout(where, logits.size(), cols);
+  detail::require_same_size<T>(where, "logits", logits, "dz", dz);
+  detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
+  if (targets.size() != shape.outer) {
+    throw std::invalid_argument(std::string(where) + ": targets has " +
+                                std::to_string(targets.size()) + " elements but there are " +
+                                std::to_string(shape.outer) + " rows");
+  }
+  for (std::size_t row = 0; row < targets.size(); ++row) {
+    std::int64_t const k = targets[row];
+    if (k != ignore_index && (k < 0 || static_cast<std::size_t>(k) >= cols)) {
+      throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(row) +
+                                  "] = " + std::to_string(k) + " is not a class in [0, " +
+                                  std::to_string(cols) + ") nor ignore_index=" +
+                                  std::to_string(ignore_index));
+    }
+  }
+  detail::require_losses(where, losses, shape.outer, r);
+  return detail::cross_entropy_rows<Arch>(
+      f, logits, dz, cols, r, losses,
+      [&](std::size_t row, std::size_t i) {
+        return static_cast<std::size_t>(targets[row]) == i ? T(1) : T(0);
+      },
+      [&](std::size_t row) { return targets[row] != ignore_index; });
+}
+
+// The same with soft targets: q holds a distribution per row (rows sum to 1).
+template <class Arch = xsimd::default_arch, real_scalar T>
+T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
+                        std::span<T> dz, std::size_t cols, reduction r = reduction::mean,
+                        std::span<T> losses = {}) {
+  char const* where = "nonlin::softmax_cross_entropy";
+  detail::require_temperature(where, f.temperature);
+  axis_layout const shape = detail::rows_layout(where, logits.size(), cols);
+  detail::require_same_size<T>(where, "logits", logits, "dz", dz);
+  detail::require_same_size<T>(where, "logits", logits, "q", q);
+  detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
+  detail::require_no_partial_overlap<T>(where, "dz", dz, "q", q);
+  detail::require_losses(where, losses, shape.outer, r);
+  return detail::cross_entropy_rows<Arch>(
+      f, logits, dz, cols, r, losses,
+      [&](std::size_t row, std::size_t i) { return q[row * cols + i]; },
+      [](std::size_t) { return true; });
+}
+
+}  // namespace nonlin

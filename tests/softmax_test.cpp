@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: MIT
+// softmax, log_softmax and softmax + cross-entropy: the documents' numbers, gradients against
+// central differences, masking, both layouts, bad arguments.
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nonlin/softmax.hpp>
+
+namespace nonlin::test {
+namespace {
+
+template <class T>
+class Softmax : public ::testing::Test {};
+using scalar_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Softmax, scalar_types);
+
+template <class T>
+std::vector<T> softmax_of(std::vector<T> const& x, double temperature, std::size_t cols) {
+  std::vector<T> y(x.size());
+  forward(softmax{.temperature = temperature}, std::span<T const>(x), std::span<T>(y), cols);
+  return y;
+}
+
+template <class T>
+std::vector<T> log_softmax_of(std::vector<T> const& x, double temperature, std::size_t cols) {
+  std::vector<T> y(x.size());
+  forward(log_softmax{.temperature = temperature}, std::span<T const>(x), std::span<T>(y), cols);
+  return y;
+}
+
+template <class T>
+constexpr double printed = 0.5e-6 + 4 * std::numeric_limits<T>::epsilon();
+
+TYPED_TEST(Softmax, DocumentValues) {
+  using T = TypeParam;
+  auto expect_row = [](std::vector<T> const& got, std::vector<double> const& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], printed<T>) << i;
+    }
+  };
+  expect_row(softmax_of<T>({2, 1, T(0.1)}, 1, 3), {0.659001, 0.242433, 0.098566});
+  expect_row(softmax_of<T>({1000, 1001, 999}, 1, 3), {0.244728, 0.665241, 0.090031});
+  std::vector<T> const z = {3, 1, T(0.5)};
+  expect_row(softmax_of<T>(z, 0.1, 3), {1.0, 0.0, 0.0});
+  expect_row(softmax_of<T>(z, 0.5, 3), {0.975559, 0.017868, 0.006573});
+  expect_row(softmax_of<T>(z, 1.0, 3), {0.821409, 0.111166, 0.067425});
+  expect_row(softmax_of<T>(z, 2.0, 3), {0.604455, 0.222366, 0.173179});
+  expect_row(softmax_of<T>(z, 10.0, 3), {0.384981, 0.315196, 0.299823});
+  expect_row(softmax_of<T>({3, 3, T(0.5)}, 0.01, 3), {0.5, 0.5, 0.0});  // tied maxima share
+  expect_row(softmax_of<T>({1000, 0}, 1, 2), {1.0, 0.0});
+  std::vector<T> const log_p = log_softmax_of<T>({1000, 0}, 1, 2);
+  EXPECT_EQ(log_p[0], T(0));
+  EXPECT_EQ(log_p[1], T(-1000));  // finite where the probability underflows
+  for (std::vector<T> const& row : {softmax_of<T>({2, 1, T(0.1)}, 1, 3),
+                                    softmax_of<T>({1000, 1001, 999}, 1, 3)}) {
+    EXPECT_NEAR(row[0] + row[1] + row[2], 1.0, 4 * std::numeric_limits<T>::epsilon());
+  }
+}
+
+TEST(SoftmaxDouble, CrossEntropyGradientOfTheDocuments) {
+  std::vector<double> const z = {2, 1, 0.1};
+  std::vector<std::int64_t> const target = {0};
+  std::vector<double> dz(3);
+  double const loss = softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                                            std::span<std::int64_t const>(target),
+                                            std::span<double>(dz), 3);
+  EXPECT_NEAR(dz[0], -0.340999, 0.5e-6);
+  EXPECT_NEAR(dz[1], 0.242433, 0.5e-6);
+  EXPECT_NEAR(dz[2], 0.098566, 0.5e-6);
+  EXPECT_LT(std::abs(dz[0] + dz[1] + dz[2]), 1e-12);
+  EXPECT_NEAR(loss, -std::log(0.659001), 1e-6);
+}
+
+TYPED_TEST(Softmax, TemperatureMustBeFiniteAndPositive) {
+  using T = TypeParam;
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> const x = {1, 2, 3};
+  for (double t : {0.0, -1.0, std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN()}) {
+    std::vector<T> y(3, nan);
+    try {
+      forward(softmax{.temperature = t}, std::span<T const>(x), std::span<T>(y), 3);
+      FAIL() << "no exception for T = " << t;
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find("temperature"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(forward(log_softmax{.temperature = t}, std::span<T const>(x), std::span<T>(y), 3),
+                 std::invalid_argument);
+    for (T v : y) {
+      EXPECT_TRUE(std::isnan(v));
+    }
+  }
+}
+
+// Random rows, some long: the sum of each row is 1 within (4 + cols / 16) eps, and log_softmax
+// agrees with log(softmax) where the probability is not tiny.
+TYPED_TEST(Softmax, RowsSumToOne) {
+  using T = TypeParam;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0, 8);
+  for (std::size_t cols : {1u, 2u, 7u, 16u, 17u, 100u, 1000u, 4099u}) {
+    std::size_t const rows = 3;
+    std::vector<T> x(rows * cols);
+    for (T& v : x) {
+      v = static_cast<T>(normal(rng));
+    }
+    for (double t : {0.5, 1.0, 3.0}) {
+      std::vector<T> const p = softmax_of(x, t, cols);
+      std::vector<T> const lp = log_softmax_of(x, t, cols);
+      for (std::size_t r = 0; r < rows; ++r) {
+        long double sum = 0;  // the check's own sum must not add rounding
+        for (std::size_t i = 0; i < cols; ++i) {
+          sum += p[r * cols + i];
+          if (p[r * cols + i] > T(1e-3)) {
+            EXPECT_NEAR(std::exp(double(lp[r * cols + i])), p[r * cols + i],
+                        8 * std::numeric_limits<T>::epsilon() * p[r * cols + i]);
+          }
+        }
+        double const bound = (4.0 + double(cols) / 16) * std::numeric_limits<T>::epsilon();
+        EXPECT_NEAR(double(sum), 1.0, bound) << "cols " << cols << " T " << t;
+      }
+    }
+  }
+}
+
+TYPED_TEST(Softmax, MaskingPolicy) {
+  using T = TypeParam;
+  T const inf = std::numeric_limits<T>::infinity();
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  // Row 0 partly masked, row 1 fully masked, row 2 has a NaN, row 3 a +inf, row 4 is plain.
+  std::vector<T> const x = {1, -inf, 2, -inf,  -inf, -inf, -inf, -inf, 1, nan, 2, 3,
+                            1, inf, 2, 3,      0, 0, 0, 0};
+  std::vector<T> const p = softmax_of(x, 1, 4);
+  std::vector<T> const lp = log_softmax_of(x, 1, 4);
+  EXPECT_EQ(p[1], T(0));
+  EXPECT_EQ(lp[1], -inf);
+  EXPECT_NEAR(p[0] + p[2], 1.0, 4 * std::numeric_limits<T>::epsilon());
+  for (int i = 4; i < 8; ++i) {
+    EXPECT_EQ(p[i], T(0));
+    EXPECT_EQ(lp[i], -inf);
+  }
+  for (int i = 8; i < 16; ++i) {
+    EXPECT_TRUE(std::isnan(p[i])) << i;
+    EXPECT_TRUE(std::isnan(lp[i])) << i;
+  }
+  for (int i = 16; i < 20; ++i) {
+    EXPECT_EQ(p[i], T(0.25));
+  }
+  // Gradients: 0 at masked positions and on the fully masked row.
+  std::vector<T> dy = {1, 5, 2, 7, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
+  std::vector<T> dx(20);
+  backward_from_output(softmax{}, std::span<T const>(p), std::span<T const>(dy), std::span<T>(dx),
+                       4);
+  EXPECT_EQ(dx[1], T(0));
+  EXPECT_EQ(dx[3], T(0));
+  for (int i = 4; i < 8; ++i) {
+    EXPECT_EQ(dx[i], T(0));
+  }
+  backward_from_output(log_softmax{}, std::span<T const>(lp), std::span<T const>(dy),
+                       std::span<T>(dx), 4);
+  EXPECT_EQ(dx[1], T(0));
+  for (int i = 4; i < 8; ++i) {
+    EXPECT_EQ(dx[i], T(0));
+  }
+  // Cross-entropy on a fully masked row: zero loss and zero gradient.
+  std::vector<T> const logits(x.begin() + 4, x.begin() + 8);
+  std::vector<std::int64_t> const target = {2};
+  std::vector<T> dz(4, nan);
+  T const loss = softmax_cross_entropy(softmax{}, std::span<T const>(logits),
+                                       std::span<std::int64_t const>(target), std::span<T>(dz), 4);
+  EXPECT_EQ(loss, T(0));
+  for (T v : dz) {
+    EXPECT_EQ(v, T(0));
+  }
+}
+
+// Directional derivatives: <dx, v> against (L(x + h v) - L(x - h v)) / 2h for L = <dy, f(x)>.
+template <class F>
+void expect_directional(F const& f, std::size_t cols, double t) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal(0, 2);
+  std::size_t const rows = 2;
+  std::vector<double> x(rows * cols), v(rows * cols), dy(rows * cols);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = normal(rng);
+    v[i] = normal(rng);
+    dy[i] = normal(rng);
+  }
+  auto loss = [&](double step) {
+    std::vector<double> moved(x.size()), y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      moved[i] = x[i] + step * v[i];
+    }
+    forward(f, std::span<double const>(moved), std::span<double>(y), cols);
+    double l = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      l += dy[i] * y[i];
+    }
+    return l;
+  };
+  std::vector<double> y(x.size()), dx(x.size());
+  forward(f, std::span<double const>(x), std::span<double>(y), cols);
+  backward_from_output(f, std::span<double const>(y), std::span<double const>(dy),
+                       std::span<double>(dx), cols);
+  double const h = 1e-5;
+  double const cd = (loss(h) - loss(-h)) / (2 * h);
+  double analytic = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    analytic += dx[i] * v[i];
+  }
+  EXPECT_NEAR(analytic, cd, 1e-7 * std::max(1.0, std::abs(cd))) << "cols " << cols << " T " << t;
+}
+
+TEST(SoftmaxDouble, BackwardsMatchCentralDifferences) {
+  for (std::size_t cols : {1u, 3u, 8u, 33u}) {
+    for (double t : {0.5, 1.0, 2.5}) {
+      expect_directional(softmax{.temperature = t}, cols, t);
+      expect_directional(log_softmax{.temperature = t}, cols, t);
+    }
+  }
+}
+
+TEST(SoftmaxDouble, CrossEntropyGradientMatchesCentralDifferences) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(0, 2);
+  std::size_t const rows = 4;
+  std::size_t const cols = 11;
+  std::vector<double> x(rows * cols), v(rows * cols), q(rows * cols, 0.0);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = normal(rng);
+    v[i] = normal(rng);
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (std::size_t i = 0; i < cols; ++i) {
+      q[r * cols + i] = std::abs(normal(rng));
+      total += q[r * cols + i];
+    }
+    for (std::size_t i = 0; i < cols; ++i) {
+      q[r * cols + i] /= total;
+    }
+  }
+  std::vector<std::int64_t> const targets = {3, -100, 0, 10};  // one ignored row
+  for (double t : {0.7, 1.0, 2.0}) {
+    for (reduction red : {reduction::sum, reduction::mean}) {
+      for (bool soft : {false, true}) {
+        auto loss_at = [&](double step, std::vector<double>* grad) {
+          std::vector<double> moved(x.size()), dz(x.size());
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            moved[i] = x[i] + step * v[i];
+          }
+          double const l =
+              soft ? softmax_cross_entropy(softmax{.temperature = t},
+                                           std::span<double const>(moved),
+                                           std::span<double const>(q), std::span<double>(dz), cols,
+                                           red)
+                   : softmax_cross_entropy(softmax{.temperature = t},
+                                           std::span<double const>(moved),
+                                           std::span<std::int64_t const>(targets),
+                                           std::span<double>(dz), cols, red);
+          if (grad != nullptr) {
+            *grad = dz;
+          }
+          return l;
+        };
+        std::vector<double> dz;
+        loss_at(0, &dz);
+        double const h = 1e-5;
+        double const cd = (loss_at(h, nullptr) - loss_at(-h, nullptr)) / (2 * h);
+        double analytic = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          analytic += dz[i] * v[i];
+        }
+        EXPECT_NEAR(analytic, cd, 1e-7 * std::max(1.0, std::abs(cd)))
+            << "T " << t << " soft " << soft;
+      }
+    }
+  }
+  // The temperature factor: dz at T is (p_T - q) / T.
+  std::vector<double> dz(cols);
+  std::vector<std::int64_t> const one = {4};
+  softmax_cross_entropy(softmax{.temperature = 2.0}, std::span<double const>(x.data(), cols),
+                        std::span<std::int64_t const>(one), std::span<double>(dz), cols);
+  std::vector<double> const p =
+      softmax_of(std::vector<double>(x.begin(), x.begin() + cols), 2.0, cols);
+  for (std::size_t i = 0; i < cols; ++i) {
+    EXPECT_NEAR(dz[i], (p[i] - (i == 4 ? 1.0 : 0.0)) / 2.0, 1e-15);
+  }
+}
+
+// The (outer, axis, inner) layout against the rows layout on transposed data, and the result
+// of a row independent of the rows around it.
+TYPED_TEST(Softmax, AxisLayoutMatchesRowsOnTransposedData) {
+  using T = TypeParam;
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0, 4);
+  for (std::size_t inner : {2u, 5u, 16u, 37u}) {
+    std::size_t const outer = 2;
+    std::size_t const axis = 9;
+    axis_layout const shape{outer, axis, inner};
+    std::vector<T> x(shape.size());
+    for (T& v : x) {
+      v = static_cast<T>(normal(rng));
+    }
+    x[3] = -std::numeric_limits<T>::infinity();
+    std::vector<T> transposed(x.size());  // (outer, inner, axis)
+    for (std::size_t o = 0; o < outer; ++o) {
+      for (std::size_t a = 0; a < axis; ++a) {
+        for (std::size_t j = 0; j < inner; ++j) {
+          transposed[(o * inner + j) * axis + a] = x[(o * axis + a) * inner + j];
+        }
+      }
+    }
+    for (bool log : {false, true}) {
+      std::vector<T> y(x.size()), yt(x.size());
+      if (log) {
+        forward(log_softmax{}, std::span<T const>(x), std::span<T>(y), shape);
+        forward(log_softmax{}, std::span<T const>(transposed), std::span<T>(yt), axis);
+      } else {
+        forward(softmax{}, std::span<T const>(x), std::span<T>(y), shape);
+        forward(softmax{}, std::span<T const>(transposed), std::span<T>(yt), axis);
+      }
+      for (std::size_t o = 0; o < outer; ++o) {
+        for (std::size_t a = 0; a < axis; ++a) {
+          for (std::size_t j = 0; j < inner; ++j) {
+            T const got = y[(o * axis + a) * inner + j];
+            T const want = yt[(o * inner + j) * axis + a];
+            if (std::isinf(want)) {
+              EXPECT_EQ(got, want);
+            } else {
+              EXPECT_NEAR(got, want, 8 * std::numeric_limits<T>::epsilon() * std::max(T(1), std::abs(want)));
+            }
+          }
+        }
+      }
+    }
+    // Backward in both layouts.
+    std::vector<T> p(x.size()), pt(x.size()), dy(x.size()), dyt(x.size()), dx(x.size()),
+        dxt(x.size());
+    for (std::size_t i = 0; i < dy.size(); ++i) {
+      dy[i] = static_cast<T>(normal(rng));
+    }
+    for (std::size_t o = 0; o < outer; ++o) {
+      for (std::size_t a = 0; a < axis; ++a) {
+        for (std::size_t j = 0; j < inner; ++j) {
+          dyt[(o * inner + j) * axis + a] = dy[(o * axis + a) * inner + j];
+        }
+      }
+    }
+    forward(softmax{}, std::span<T const>(x), std::span<T>(p), shape);
+    forward(softmax{}, std::span<T const>(transposed), std::span<T>(pt), axis);
+    backward_from_output(softmax{}, std::span<T const>(p), std::span<T const>(dy), std::span<T>(dx),
+                         shape);
+    backward_from_output(softmax{}, std::span<T const>(pt), std::span<T const>(dyt),
+                         std::span<T>(dxt), axis);
+    for (std::size_t o = 0; o < outer; ++o) {
+      for (std::size_t a = 0; a < axis; ++a) {
+        for (std::size_t j = 0; j < inner; ++j) {
+          EXPECT_NEAR(dx[(o * axis + a) * inner + j], dxt[(o * inner + j) * axis + a],
+                      64 * std::numeric_limits<T>::epsilon());
+        }
+      }
+    }
+  }
+  // One row alone gives the same bits as the same row inside a batch, and in place.
+  std::vector<T> batch(5 * 23);
+  for (T& v : batch) {
+    v = static_cast<T>(normal(rng));
+  }
+  std::vector<T> const all = softmax_of(batch, 1.5, 23);
+  std::vector<T> const third(batch.begin() + 46, batch.begin() + 69);
+  std::vector<T> const alone = softmax_of(third, 1.5, 23);
+  std::vector<T> in_place(batch);
+  forward(softmax{.temperature = 1.5}, std::span<T const>(in_place), std::span<T>(in_place), 23);
+  for (std::size_t i = 0; i < 23; ++i) {
+    EXPECT_EQ(alone[i], all[46 + i]);
+  }
+  EXPECT_EQ(in_place, all);
+}
+
+TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
+  using T = TypeParam;
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> x(12, T(1));
+  std::vector<T> y(12, nan);
+  EXPECT_THROW(forward(softmax{}, std::span<T const>(x), std::span<T>(y), 5), std::invalid_argument);
+  EXPECT_THROW(forward(softmax{}, std::span<T const>(x), std::span<T>(y), axis_layout{2, 3, 3}),
+               std::invalid_argument);
+  std::vector<T> short_y(11, nan);
+  EXPECT_THROW(forward(softmax{}, std::span<T const>(x), std::span<T>(short_y), 4),
+               std::invalid_argument);
+  std::vector<std::int64_t> const bad = {0, 4, 1};  // 4 is not a class of 4 columns
+  try {
+    softmax_cross_entropy(softmax{}, std::span<T const>(x), std::span<std::int64_t const>(bad),
+                          std::span<T>(y), 4);
+    FAIL() << "no exception";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("targets[1] = 4"), std::string::npos) << e.what();
+  }
+  std::vector<std::int64_t> const two = {0, 1};
+  EXPECT_THROW(softmax_cross_entropy(softmax{}, std::span<T const>(x),
+                                     std::span<std::int64_t const>(two), std::span<T>(y), 4),
+               std::invalid_argument);
+  std::vector<std::int64_t> const good = {0, 1, 2};
+  std::vector<T> losses(2, nan);
+  EXPECT_THROW(softmax_cross_entropy(softmax{}, std::span<T const>(x),
+                                     std::span<std::int64_t const>(good), std::span<T>(y), 4,
+                                     reduction::none, -100, std::span<T>(losses)),
+               std::invalid_argument);
+  for (T v : y) {
+    EXPECT_TRUE(std::isnan(v));
+  }
+  for (T v : losses) {
+    EXPECT_TRUE(std::isnan(v));
+  }
+  // Per-row losses with reduction none; ignore_index rows give 0.
+  std::vector<std::int64_t> const with_ignored = {0, -100, 3};
+  std::vector<T> row_losses(3, nan);
+  T const total = softmax_cross_entropy(softmax{}, std::span<T const>(x),
+                                        std::span<std::int64_t const>(with_ignored),
+                                        std::span<T>(y), 4, reduction::none, -100,
+                                        std::span<T>(row_losses));
+  EXPECT_NEAR(row_losses[0], std::log(4.0), 1e-6);
+  EXPECT_EQ(row_losses[1], T(0));
+  EXPECT_NEAR(total, 2 * std::log(4.0), 1e-5);
+  for (std::size_t i = 4; i < 8; ++i) {
+    EXPECT_EQ(y[i], T(0));
+  }
+}
+
+}  // namespace
+}  // namespace nonlin::test
