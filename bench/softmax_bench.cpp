@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// softmax / log_softmax throughput over rows of C = 1000 (a classifier) and C = 32000 (a language
+// model vocabulary), forward and backward from the output, float, next to a plain std:: loop
+// (max, exp, sum, divide; the textbook three passes).
+//
+// Names: softmax/<dir>/<function>/float/<variant>/<C>, dir fwd | bwdy, variant nonlin | std.
+// Each run normalises 256k elements (262 rows of 1000, or 8 rows of 32000); items/s counts
+// elements.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <nonlin/softmax.hpp>
+
+namespace {
+
+std::vector<float> logits(std::size_t n) {
+  std::vector<float> x(n);
+  std::uint32_t state = 12345;
+  for (float& v : x) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<float>(state >> 8) / float(1 << 24) * 16.0f - 8.0f;
+  }
+  return x;
+}
+
+std::size_t rows_for(std::size_t cols) { return (262144 + cols - 1) / cols; }
+
+template <class F>
+void forward_nonlin(benchmark::State& state) {
+  auto const cols = static_cast<std::size_t>(state.range(0));
+  std::size_t const n = rows_for(cols) * cols;
+  std::vector<float> const x = logits(n);
+  std::vector<float> y(n);
+  for (auto _ : state) {
+    nonlin::forward(F{}, std::span<float const>(x), std::span<float>(y), cols);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
+template <class F>
+void backward_nonlin(benchmark::State& state) {
+  auto const cols = static_cast<std::size_t>(state.range(0));
+  std::size_t const n = rows_for(cols) * cols;
+  std::vector<float> const x = logits(n);
+  std::vector<float> y(n), dx(n);
+  std::vector<float> const dy = logits(n);
+  nonlin::forward(F{}, std::span<float const>(x), std::span<float>(y), cols);
+  for (auto _ : state) {
+    nonlin::backward_from_output(F{}, std::span<float const>(y), std::span<float const>(dy),
+                                 std::span<float>(dx), cols);
+    benchmark::DoNotOptimize(dx.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+
+void softmax_std(benchmark::State& state) {
+  auto const cols = static_cast<std::size_t>(state.range(0));
+  std::size_t const rows = rows_for(cols);
+  std::vector<float> const x = logits(rows * cols);
+  std::vector<float> y(rows * cols);
+  for (auto _ : state) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      float const* z = x.data() + r * cols;
+      float* p = y.data() + r * cols;
+      float m = -std::numeric_limits<float>::infinity();
+      for (std::size_t i = 0; i < cols; ++i) {
+        m = std::max(m, z[i]);
+      }
+      float s = 0;
+      for (std::size_t i = 0; i < cols; ++i) {
+        p[i] = std::exp(z[i] - m);
+        s += p[i];
+      }
+      for (std::size_t i = 0; i < cols; ++i) {
+        p[i] /= s;
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+}
+
+void softmax_backward_std(benchmark::State& state) {
+  auto const cols = static_cast<std::size_t>(state.range(0));
+  std::size_t const rows = rows_for(cols);
+  std::vector<float> const y = logits(rows * cols);
+  std::vector<float> const dy = logits(rows * cols);
+  std::vector<float> dx(rows * cols);
+  for (auto _ : state) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::size_t const base = r * cols;
+      float dot = 0;
+      for (std::size_t i = 0; i < cols; ++i) {
+        dot += y[base + i] * dy[base + i];
+      }
+      for (std::size_t i = 0; i < cols; ++i) {
+        dx[base + i] = y[base + i] * (dy[base + i] - dot);
+      }
+    }
+    benchmark::DoNotOptimize(dx.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+}
+
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax)
+    ->Name("softmax/fwd/softmax/float/nonlin")->Arg(1000)->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax)
+    ->Name("softmax/fwd/log_softmax/float/nonlin")->Arg(1000)->Arg(32000);
+BENCHMARK(softmax_std)->Name("softmax/fwd/softmax/float/std")->Arg(1000)->Arg(32000);
+BENCHMARK_TEMPLATE(backward_nonlin, nonlin::softmax)
+    ->Name("softmax/bwdy/softmax/float/nonlin")->Arg(1000)->Arg(32000);
+BENCHMARK_TEMPLATE(backward_nonlin, nonlin::log_softmax)
+    ->Name("softmax/bwdy/log_softmax/float/nonlin")->Arg(1000)->Arg(32000);
+BENCHMARK(softmax_backward_std)->Name("softmax/bwdy/softmax/float/std")->Arg(1000)->Arg(32000);
+
+}  // namespace
