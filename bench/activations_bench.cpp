@@ -9,11 +9,15 @@
 //           (and the analytic derivative), compiled as the compiler likes (it may vectorize the
 //           piecewise-linear ones, it cannot vectorize libm calls without -ffast-math)
 //
-// plus memcpy rows (the bandwidth ceiling for the same element counts).
+// plus memcpy rows (the bandwidth ceiling for the same element counts), and the gated units of
+// glu.hpp (glu, reglu, geglu, swiglu: nonlin::gated_forward / gated_backward on separate value
+// and gate spans, float, H = 4096 only, nonlin variant only).
 //
 // Names (bench/report.py parses them):
 //   <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd (from x) | bwdy (from the output y)
 //   memcpy/<type>/<n>
+// The gated rows use the same form (fwd/swiglu/float/nonlin/4096); items/s counts the H outputs,
+// bytes/s 3 arrays forward (value, gate, out) and 5 backward (value, gate, dy, d_value, d_gate).
 // items/s counts elements; bytes/s counts the bytes read and written (fwd 2, bwd and bwdy 3
 // arrays). Inputs: a fixed pseudo-random array over [-8, 8]; dy over [-1, 1]; for bwdy the saved
 // y = f(x) of that input.
@@ -501,6 +505,33 @@ void add_function() {
   add_forward<Ref, double>();
 }
 
+// Gated units at H = 4096 (one row of a d_ff = 4096 FFN; the arrays stay in L1). value and gate
+// are two regions of the same [-8, 8] input, d_gate a second region of the output buffer.
+constexpr std::int64_t kGatedWidth = 4096;
+
+template <class F>
+void add_gated(char const* name) {
+  using T = float;
+  auto const un = static_cast<std::size_t>(kGatedWidth);
+  add(row_name("fwd", name, type_name<T>(), "nonlin", kGatedWidth), [un](benchmark::State& st) {
+    F const f{};
+    std::span<T const> const value(input_x<T>() + un, un);
+    std::span<T const> const gate(input_x<T>(), un);
+    std::span<T> const y(output<T>(), un);
+    timed(st, un, 3, sizeof(T), [&] { nonlin::gated_forward(f, value, gate, y); });
+  });
+  add(row_name("bwd", name, type_name<T>(), "nonlin", kGatedWidth), [un](benchmark::State& st) {
+    F const f{};
+    std::span<T const> const value(input_x<T>() + un, un);
+    std::span<T const> const gate(input_x<T>(), un);
+    std::span<T const> const dy(input_dy<T>(), un);
+    std::span<T> const d_value(output<T>(), un);
+    std::span<T> const d_gate(output<T>() + un, un);
+    timed(st, un, 5, sizeof(T),
+          [&] { nonlin::gated_backward(f, value, gate, dy, d_value, d_gate); });
+  });
+}
+
 template <class T>
 void add_memcpy() {
   for (std::int64_t const n : kSizes) {
@@ -539,6 +570,10 @@ void register_all() {
   add_function<ref_swish>();
   add_function<ref_mish>();
   add_function<ref_squared_relu>();
+  add_gated<nonlin::glu>("glu");
+  add_gated<nonlin::reglu>("reglu");
+  add_gated<nonlin::geglu>("geglu");
+  add_gated<nonlin::swiglu>("swiglu");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@ Reads the names written by bench/activations_bench.cpp and bench/gelu_error.cpp:
     <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd | bwdy; variant: nonlin | scalar | std
     memcpy/<type>/<n>
     error/<function>                         counter max_abs_err (and at_x)
+The gated units of glu.hpp (GATED below) use the first form (fwd|bwd, float, nonlin, H = 4096)
+and get a table of their own, beside the act they gate with.
 Throughput is printed as elements per nanosecond (items_per_second / 1e9), the median when the
 run had repetitions. Rows or columns that a filtered run did not produce print as "-".
 """
@@ -26,6 +28,9 @@ VARIANTS = ["nonlin", "scalar", "std"]
 GELUS = ["gelu_exact", "gelu_tanh", "gelu_quick"]
 # Documented max |approx - gelu_exact| on [-5, 5] step 0.01.
 DOCUMENTED_ERROR = {"gelu_tanh": 0.000473235, "gelu_quick": 0.020334869}
+# The gated units (value * act(gate)) and the act of each: their rows are not activations of one
+# input, so they leave the per-function tables for a table of their own.
+GATED = [("glu", "sigmoid"), ("reglu", "relu"), ("geglu", "gelu_exact"), ("swiglu", "silu")]
 # The order of the functions in the tables (others found in the JSON follow, sorted).
 FUNCTION_ORDER = [
     "step", "identity", "relu", "relu6", "hardtanh", "leaky_relu", "squared_relu",
@@ -197,6 +202,33 @@ def print_direction(rows, direction, type_, title, sizes, functions, surprises):
     print()
 
 
+def print_gated(rows, sizes):
+    present = [n for n in sizes
+               if any(f"{d}/{unit}/float/nonlin/{n}" in rows
+                      for d in ("fwd", "bwd") for unit, _ in GATED)]
+    if not present:
+        return
+    print("## Gated units, out = value * act(gate) (float, separate value and gate spans, nonlin "
+          "kernel; elements/ns)\n")
+    print("Elements are outputs H. \"act\" columns: the act's own span kernel at the same size "
+          "(one input array instead of two; its backward writes one gradient, the gated backward "
+          "two).\n")
+    header = ["unit", "act"]
+    for n in present:
+        label = size_label(n)
+        header += [f"fwd {label}", f"act fwd {label}", f"bwd {label}", f"act bwd {label}"]
+    out = []
+    for unit, act in GATED:
+        cells = [unit, act]
+        for n in present:
+            for direction in ("fwd", "bwd"):
+                cells.append(fmt(per_ns(rows.get(f"{direction}/{unit}/float/nonlin/{n}"))))
+                cells.append(fmt(per_ns(rows.get(f"{direction}/{act}/float/nonlin/{n}"))))
+        out.append(cells)
+    print(table(header, out))
+    print()
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: python3 bench/report.py BENCH_JSON  (e.g. build/bench/bench.json)",
@@ -216,7 +248,7 @@ def main(argv):
         elif len(parts) == 3 and parts[0] == "memcpy" and parts[2].isdigit():
             sizes.add(int(parts[2]))
     sizes = sorted(sizes)
-    functions = ordered_functions(functions)
+    functions = ordered_functions(functions - {unit for unit, _ in GATED})
 
     print("# nonlin benchmarks\n")
     print_context(data.get("context", {}))
@@ -233,6 +265,7 @@ def main(argv):
     surprises = []
     for direction, type_, title in DIRECTIONS:
         print_direction(rows, direction, type_, title, sizes, functions, surprises)
+    print_gated(rows, sizes)
 
     print_surprises(surprises)
     return 0

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Gated linear units (Dauphin et al. 2017; Shazeer 2020, "GLU Variants Improve Transformer"):
+//
+//   out = value * act(gate)        value = x V, gate = x W, act any elementwise nonlin functor
+//
+// gated<Act> is the two-input functor; the named variants are aliases of it:
+//   glu = gated<sigmoid>, bilinear = gated<identity>, reglu = gated<relu>,
+//   geglu = gated<gelu_exact>, geglu_tanh = gated<gelu_tanh>, swiglu = gated<silu>,
+// and a parameterised act is set by designated initialisation:
+//   nonlin::gated<nonlin::swish>{.act = {.beta = 1.5}}
+//
+// Backward gives both gradients in one pass ("both paths get gradients"):
+//   d_value = dy * act(gate),   d_gate = act.backward(gate, dy * value) = dy * value * act'(gate)
+// d_gate goes through act.backward so that it follows act's own policy: for the
+// piecewise-linear acts (relu, identity) backward *selects* its dy, so where act' is a hard
+// zero d_gate is +0 even if dy * value is infinite or NaN (as PyTorch's threshold_backward);
+// for every other act, backward is dy * act'(x), so d_gate is dy * value * act'(gate) exactly.
+//
+// Span kernels, with the same guarantees as kernels.hpp (any length and alignment, each result
+// equal to the scalar call bit for bit, arguments checked before anything is written):
+//   nonlin::gated_forward(f, value, gate, out)
+//   nonlin::gated_backward(f, value, gate, dy, d_value, d_gate)
+//   nonlin::gated_forward_fused(f, x, out, rows, split)        x: (rows, 2H), out: (rows, H)
+//   nonlin::gated_backward_fused(f, x, dy, dx, rows, split)    dy: (rows, H), dx: (rows, 2H)
+// The fused forms take the projection output as one (rows, 2H) buffer, as a single matmul with
+// the concatenated [V W] weights produces it; glu_split says which half is which.
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <ranges>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "concepts.hpp"
+#include "gelu.hpp"
+#include "kernels.hpp"
+#include "piecewise.hpp"
+#include "sigmoid.hpp"
+#include "silu.hpp"
+
+namespace nonlin {
+
+// The two gradients of a gated unit.
+template <class V>
+struct gated_gradient {
+  V d_value;
+  V d_gate;
+};
+
+// out = value * act(gate). An aggregate, like every nonlin functor: the act's parameters are
+// set as gated<swish>{.act = {.beta = 1.5}}.
+template <class Act>
+struct gated {
+  Act act{};
+
+  template <real_value V>
+  requires unary_activation<Act, V> V operator()(V value, V gate) const noexcept {
+    return value * act(gate);
+  }
+  template <real_value V>
+  requires unary_activation<Act, V> gated_gradient<V> backward(V value, V gate, V dy)
+  const noexcept { return {dy * act(gate), act.backward(gate, dy * value)}; }
+};
+
+// A two-input gated functor: f(value, gate) and f.backward(value, gate, dy).
+template <class F, class V>
+concept gated_activation = real_value<V> && requires(F const& f, V v) {
+  { f(v, v) } -> std::same_as<V>;
+  { f.backward(v, v, v) } -> std::same_as<gated_gradient<V>>;
+};
+
+using glu = gated<sigmoid>;        // sigmoid(gate): Dauphin et al.'s GLU, PyTorch F.glu
+using bilinear = gated<identity>;  // value * gate
+using reglu = gated<relu>;
+using geglu = gated<gelu_exact>;
+using geglu_tanh = gated<gelu_tanh>;  // GEGLU with the tanh GELU (GPT-2's approximation)
+using swiglu = gated<silu>;           // swish with beta = 1 (LLaMA's FFN)
+
+// Which half of a fused (rows, 2H) row is the value. value_first is PyTorch's F.glu(x, dim=-1)
+// (a = first half is the value, b = second half goes through sigmoid); many LLM checkpoints
+// store the gate projection first. No default: a silently wrong guess trains, it just trains
+// a different model.
+enum class glu_split { value_first, gate_first };
+
+namespace detail {
+
+// Any overlap at all, the same start included: for pairs that must be apart (two outputs, or
+// arrays of different shapes where "the same array" has no meaning).
+template <class T>
+void require_disjoint(char const* where, char const* a_name, std::span<T const> a,
+                      char const* b_name, std::span<T const> b) {
+  if (a.empty() || b.empty()) {
+    return;
+  }
+  auto const less = std::less<T const*>{};
+  if (less(a.data(), b.data() + b.size()) && less(b.data(), a.data() + a.size())) {
+    throw std::invalid_argument(std::string(where) + ": " + a_name + " overlaps " + b_name +
+                                " (they must be separate arrays)");
+  }
+}
+
+// elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
+// All inputs of a batch are loaded before either output is stored, so an output may be the very
+// same array as an input; the tail runs the same batch code on a zero-padded copy.
+template <class Arch, class T, class Op, class... In>
+void elementwise_pair(Op const& op, std::span<T> out0, std::span<T> out1, In... in) {
+  using batch = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = batch::size;
+  std::size_t const n = out0.size();
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    gated_gradient<batch> const r = op(batch::load_unaligned(in.data() + i)...);
+    r.d_value.store_unaligned(out0.data() + i);
+    r.d_gate.store_unaligned(out1.data() + i);
+  }
+  if (i < n) {
+    std::size_t const rest = n - i;
+    auto padded = [&](std::span<T const> s) {
+      alignas(batch::arch_type::alignment()) std::array<T, width> buffer{};
+      std::copy_n(s.data() + i, rest, buffer.begin());
+      return batch::load_aligned(buffer.data());
+    };
+    alignas(batch::arch_type::alignment()) std::array<T, width> result0{};
+    alignas(batch::arch_type::alignment()) std::array<T, width> result1{};
+    gated_gradient<batch> const r = op(padded(in)...);
+    r.d_value.store_aligned(result0.data());
+    r.d_gate.store_aligned(result1.data());
+    std::copy_n(result0.begin(), rest, out0.data() + i);
+    std::copy_n(result1.begin(), rest, out1.data() + i);
+  }
+}
+
+// The half width H of a fused (rows, 2H) buffer of x_size elements, after checking that it is
+// one; out_name/out_size: the (rows, H) array that goes with it.
+inline std::size_t fused_half_width(char const* where, std::size_t x_size, std::size_t rows,
+                                    char const* out_name, std::size_t out_size) {
+  auto const text = [where](std::string const& what) {
+    return std::invalid_argument(std::string(where) + ": " + what);
+  };
+  if (rows == 0) {
+    if (x_size != 0 || out_size != 0) {
+      throw text("rows = 0 but " + size_text("x", x_size) + " and " +
+                 size_text(out_name, out_size) + "; with no rows both must be empty");
+    }
+    return 0;
+  }
+  if (x_size % rows != 0) {
+    throw text(size_text("x", x_size) + ", not a multiple of rows = " + std::to_string(rows));
+  }
+  std::size_t const row_size = x_size / rows;
+  if (row_size % 2 != 0) {
+    throw text(size_text("x", x_size) + " = " + std::to_string(rows) + " rows of " +
+               std::to_string(row_size) +
+               ", an odd last dimension; it must be 2H (a value half and a gate half)");
+  }
+  std::size_t const half = row_size / 2;
+  if (out_size != rows * half) {
+    throw text(size_text(out_name, out_size) + " but x is " + std::to_string(rows) +
+               " rows of 2H = " + std::to_string(row_size) + ", so " + out_name +
+               " must have rows * H = " + std::to_string(rows * half));
+  }
+  return half;
+}
+
+// The offsets of the value and the gate half inside a fused row of 2H.
+struct split_offsets {
+  std::size_t value;
+  std::size_t gate;
+};
+inline split_offsets offsets(glu_split split, std::size_t half) noexcept {
+  return split == glu_split::value_first ? split_offsets{0, half} : split_offsets{half, 0};
+}
+
+}  // namespace detail
+
+// out = f(value, gate) = value * act(gate). out may be value or gate itself.
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+requires gated_activation<F, T>
+void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate,
+                   std::span<T> out) {
+  char const* where = "nonlin::gated_forward";
+  detail::require_same_size<T>(where, "value", value, "gate", gate);
+  detail::require_same_size<T>(where, "value", value, "out", out);
+  detail::require_no_partial_overlap<T>(where, "out", out, "value", value);
+  detail::require_no_partial_overlap<T>(where, "out", out, "gate", gate);
+  detail::elementwise<Arch>([&f](auto v, auto g) { return f(v, g); }, out, value, gate);
+}
+
+// d_value = dy * act(gate), d_gate = dy * value * act'(gate), in one pass. Each output may be
+// any one input itself (d_value = value and d_gate = gate overwrites the forward's inputs);
+// d_value and d_gate must be separate arrays.
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+requires gated_activation<F, T>
+void gated_backward(F const& f, std::span<T const> value, std::span<T const> gate,
+                    std::span<T const> dy, std::span<T> d_value, std::span<T> d_gate) {
+  char const* where = "nonlin::gated_backward";
+  detail::require_same_size<T>(where, "value", value, "gate", gate);
+  detail::require_same_size<T>(where, "value", value, "dy", dy);
+  detail::require_same_size<T>(where, "value", value, "d_value", d_value);
+  detail::require_same_size<T>(where, "value", value, "d_gate", d_gate);
+  detail::require_no_partial_overlap<T>(where, "d_value", d_value, "value", value);
+  detail::require_no_partial_overlap<T>(where, "d_value", d_value, "gate", gate);
+  detail::require_no_partial_overlap<T>(where, "d_value", d_value, "dy", dy);
+  detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "value", value);
+  detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "gate", gate);
+  detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "dy", dy);
+  detail::require_disjoint<T>(where, "d_value", d_value, "d_gate", d_gate);
+  detail::elementwise_pair<Arch>([&f](auto v, auto g, auto d) { return f.backward(v, g, d); },
+                                 d_value, d_gate, value, gate, dy);
+}
+
+// out (rows, H) = f(value, gate) with value and gate the two halves of each row of x (rows, 2H).
+// x and out must be separate arrays.
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+requires gated_activation<F, T>
+void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std::size_t rows,
+                         glu_split split) {
+  char const* where = "nonlin::gated_forward_fused";
+  std::size_t const half = detail::fused_half_width(where, x.size(), rows, "out", out.size());
+  detail::require_disjoint<T>(where, "out", out, "x", x);
+  auto const at = detail::offsets(split, half);
+  auto const op = [&f](auto v, auto g) { return f(v, g); };
+  for (std::size_t r = 0; r < rows; ++r) {
+    auto const row = x.subspan(2 * half * r, 2 * half);
+    detail::elementwise<Arch>(op, out.subspan(half * r, half), row.subspan(at.value, half),
+                              row.subspan(at.gate, half));
+  }
+}
+
+// dx (rows, 2H) = the value and gate gradients, in the layout of x; dy is (rows, H). dx may be
+// x itself (the gradient overwrites the saved projection); dx and dy must be separate arrays.
+template <class Arch = xsimd::default_arch, class F, real_scalar T>
+requires gated_activation<F, T>
+void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx,
+                          std::size_t rows, glu_split split) {
+  char const* where = "nonlin::gated_backward_fused";
+  std::size_t const half = detail::fused_half_width(where, x.size(), rows, "dy", dy.size());
+  detail::require_same_size<T>(where, "x", x, "dx", dx);
+  detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
+  detail::require_disjoint<T>(where, "dx", dx, "dy", dy);
+  auto const at = detail::offsets(split, half);
+  auto const op = [&f](auto v, auto g, auto d) { return f.backward(v, g, d); };
+  for (std::size_t r = 0; r < rows; ++r) {
+    auto const row = x.subspan(2 * half * r, 2 * half);
+    auto const grad = dx.subspan(2 * half * r, 2 * half);
+    detail::elementwise_pair<Arch>(op, grad.subspan(at.value, half), grad.subspan(at.gate, half),
+                                   row.subspan(at.value, half), row.subspan(at.gate, half),
+                                   dy.subspan(half * r, half));
+  }
+}
+
+// The same for any contiguous ranges (std::vector, std::array, ...).
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range A,
+          std::ranges::contiguous_range B, std::ranges::contiguous_range Out>
+requires(!std::is_same_v<std::remove_cvref_t<A>, std::span<detail::element_t<A> const>> ||
+         !std::is_same_v<std::remove_cvref_t<B>, std::span<detail::element_t<B> const>> ||
+         !std::is_same_v<std::remove_cvref_t<Out>,
+                         std::span<detail::element_t<Out>>>) void gated_forward(F const& f,
+                                                                                A&& value, B&& gate,
+                                                                                Out&& out) {
+  using T = detail::element_t<Out>;
+  gated_forward<Arch>(f, std::span<T const>(value), std::span<T const>(gate), std::span<T>(out));
+}
+
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range A,
+          std::ranges::contiguous_range B, std::ranges::contiguous_range DY,
+          std::ranges::contiguous_range DA, std::ranges::contiguous_range DB>
+requires(!std::is_same_v<std::remove_cvref_t<A>, std::span<detail::element_t<A> const>> ||
+         !std::is_same_v<std::remove_cvref_t<B>, std::span<detail::element_t<B> const>> ||
+         !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>> ||
+         !std::is_same_v<std::remove_cvref_t<DA>, std::span<detail::element_t<DA>>> ||
+         !std::is_same_v<std::remove_cvref_t<DB>,
+                         std::span<detail::element_t<DB>>>) void gated_backward(F const& f,
+                                                                                A&& value, B&& gate,
+                                                                                DY&& dy,
+                                                                                DA&& d_value,
+                                                                                DB&& d_gate) {
+  using T = detail::element_t<DA>;
+  gated_backward<Arch>(f, std::span<T const>(value), std::span<T const>(gate),
+                       std::span<T const>(dy), std::span<T>(d_value), std::span<T>(d_gate));
+}
+
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
+          std::ranges::contiguous_range Out>
+requires(
+    !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
+    !std::is_same_v<std::remove_cvref_t<Out>,
+                    std::span<detail::element_t<Out>>>) void gated_forward_fused(F const& f, X&& x,
+                                                                                 Out&& out,
+                                                                                 std::size_t rows,
+                                                                                 glu_split split) {
+  using T = detail::element_t<Out>;
+  gated_forward_fused<Arch>(f, std::span<T const>(x), std::span<T>(out), rows, split);
+}
+
+template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
+          std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
+requires(
+    !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
+    !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>> ||
+    !std::is_same_v<std::remove_cvref_t<DX>,
+                    std::span<detail::element_t<DX>>>) void gated_backward_fused(F const& f, X&& x,
+                                                                                 DY&& dy, DX&& dx,
+                                                                                 std::size_t rows,
+                                                                                 glu_split split) {
+  using T = detail::element_t<DX>;
+  gated_backward_fused<Arch>(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx),
+                             rows, split);
+}
+
+}  // namespace nonlin
