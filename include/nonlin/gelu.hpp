@@ -18,6 +18,13 @@
 
 namespace nonlin {
 
+// f(x) and f'(x) together, for activations that share work between them.
+template <class V>
+struct value_and_slope {
+  V value;
+  V derivative;
+};
+
 // gelu_exact(x) = x Phi(x); derivative Phi(x) + x phi(x) (0.5 at 0, minimum near x = -0.75).
 struct gelu_exact {
   template <real_value V>
@@ -26,11 +33,17 @@ struct gelu_exact {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
+    return value_and_derivative(x).derivative;
+  }
+  // Both from one evaluation of the normal distribution (the gated units need both).
+  template <real_value V>
+  value_and_slope<V> value_and_derivative(V x) const noexcept {
     using R = math::tables::derivative_roots<scalar_t<V>>;
     auto const near = math::derivative_near_root(math::double_float<V>{x, V(0)},
                                                  R::gelu_exact_root_hi, R::gelu_exact_root_lo,
                                                  R::gelu_exact_ratio);
-    return math::select(near.inside, near.value, math::normal(x).cdf_plus_x_pdf);
+    auto const n = math::normal(x);
+    return {n.x_cdf, math::select(near.inside, near.value, n.cdf_plus_x_pdf)};
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {

@@ -67,7 +67,15 @@ struct gated {
   }
   template <real_value V>
   requires unary_activation<Act, V> gated_gradient<V> backward(V value, V gate, V dy)
-  const noexcept { return {dy * act(gate), act.backward(gate, dy * value)}; }
+  const noexcept {
+    if constexpr (requires { act.value_and_derivative(gate); }) {
+      // One evaluation for act and act' (gelu_exact); the same bits as act.backward.
+      auto const both = act.value_and_derivative(gate);
+      return {dy * both.value, (dy * value) * both.derivative};
+    } else {
+      return {dy * act(gate), act.backward(gate, dy * value)};
+    }
+  }
 };
 
 // A two-input gated functor: f(value, gate) and f.backward(value, gate, dy).

@@ -6,6 +6,7 @@
 #include "elu.hpp"        // IWYU pragma: export
 #include "gelu.hpp"       // IWYU pragma: export
 #include "glu.hpp"        // IWYU pragma: export
+#include "gradient_check.hpp"  // IWYU pragma: export
 #include "kernels.hpp"    // IWYU pragma: export
 #include "mish.hpp"       // IWYU pragma: export
 #include "piecewise.hpp"  // IWYU pragma: export
