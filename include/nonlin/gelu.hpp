@@ -86,10 +86,10 @@ struct gelu_tanh {
     auto const v = math::two_product(x, sum.hi);
     return {v.hi, math::fma(x, sum_lo, v.lo)};
   }
-  // 1 + x v'(x) = 1 + x (c1 + 3 c3 x^2), in the same hi + lo arithmetic, rounded once at the
-  // end: its rounding is what the derivative's bracket amplifies.
+  // 1 + x v'(x) = 1 + x (c1 + 3 c3 x^2) as hi + lo: its rounding is what the derivative's
+  // bracket would amplify.
   template <real_value V>
-  static V one_plus_x_slope(V x) noexcept {
+  static math::double_float<V> one_plus_x_slope(V x) noexcept {
     auto const c1 = math::constant<V>(math::gelu_tanh_c1);
     auto const c3x3 = math::constant<V>(math::gelu_tanh_3c3);
     auto const x2 = math::two_product(x, x);
@@ -100,7 +100,7 @@ struct gelu_tanh {
     auto const slope = math::two_product(x, sum.hi);
     V const slope_lo = math::fma(x, sum_lo, slope.lo);
     auto const total = math::two_sum(math::c<V>(1), slope.hi);
-    return total.hi + (total.lo + slope_lo);
+    return {total.hi, total.lo + slope_lo};
   }
 };
 

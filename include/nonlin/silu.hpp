@@ -33,8 +33,9 @@ inline V swish_derivative(V x, math::double_double beta) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
   auto const z = scaled_argument(x, beta);
   auto const near = math::derivative_near_root(z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio);
-  auto const one_plus_z = math::two_sum(math::c<V>(1), z.hi);
-  V const generic = math::x_sigmoid_derivative(z, one_plus_z.hi + (one_plus_z.lo + z.lo));
+  auto one_plus_z = math::two_sum(math::c<V>(1), z.hi);
+  one_plus_z.lo = one_plus_z.lo + z.lo;
+  V const generic = math::x_sigmoid_derivative(z, one_plus_z);
   return math::select(near.inside, near.value, generic);
 }
 }  // namespace detail

@@ -21,7 +21,10 @@
 
 #include <mpfr.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -101,6 +104,7 @@ struct workspace {
   mpfr_t selu_lambda;
   mpfr_t inv_sqrt2;        // 1/sqrt(2)
   mpfr_t inv_sqrt_2pi;     // 1/sqrt(2 pi)
+  mpfr_t inv_sqrt_pi;      // 1/sqrt(pi)
 
   workspace() {
     // The widest exponent range, so nothing a double can hold over- or underflows (the
@@ -111,7 +115,7 @@ struct workspace {
       mpfr_init2(v, precision);
     }
     for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda,
-                       inv_sqrt2, inv_sqrt_2pi}) {
+                       inv_sqrt2, inv_sqrt_2pi, inv_sqrt_pi}) {
       mpfr_init2(v, precision);
     }
     mpfr_const_pi(t[0], MPFR_RNDN);
@@ -119,6 +123,7 @@ struct workspace {
     mpfr_sqrt(sqrt_2_over_pi, t[1], MPFR_RNDN);
     mpfr_mul_ui(t[1], t[0], 2, MPFR_RNDN);
     mpfr_rec_sqrt(inv_sqrt_2pi, t[1], MPFR_RNDN);
+    mpfr_rec_sqrt(inv_sqrt_pi, t[0], MPFR_RNDN);
     mpfr_set_ui(t[1], 2, MPFR_RNDN);
     mpfr_rec_sqrt(inv_sqrt2, t[1], MPFR_RNDN);
     mpfr_set_str(gelu_kappa, "0.044715", 10, MPFR_RNDN);
@@ -131,7 +136,7 @@ struct workspace {
       mpfr_clear(v);
     }
     for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda,
-                       inv_sqrt2, inv_sqrt_2pi}) {
+                       inv_sqrt2, inv_sqrt_2pi, inv_sqrt_pi}) {
       mpfr_clear(v);
     }
   }
@@ -222,6 +227,35 @@ inline void exponential_linear(double x, mpfr_srcptr scale, mpfr_srcptr alpha, d
   mpfr_mul(out.derivative.get(), w.t[1], scale, rn);
 }
 
+// out = erfc(s) for s >= 0. MPFR's own erfc is correctly rounded but takes up to ~0.6 ms per
+// call for s in [3, 20] at this precision; there the Laplace continued fraction
+//   erfc(s) = e^(-s^2) / sqrt(pi) / (s + (1/2) / (s + (2/2) / (s + (3/2) / (s + ...))))
+// evaluated backward from term N is 10-50 times faster. N = (111 / 2s)^2 / 2 + 60 terms agree
+// with mpfr_erfc to the last bit on s in [2.5, 27] (checked in accuracy_test). Uses t[6], t[7].
+inline void erfc(mpfr_srcptr s, mpfr_ptr out) {
+  workspace& w = ws();
+  double const sd = mpfr_get_d(s, rn);
+  if (sd < 2.5) {
+    mpfr_erfc(out, s, rn);
+    return;
+  }
+  mpfr_ptr r = w.t[6];
+  mpfr_ptr q = w.t[7];
+  double const k = 111.0 / (2.0 * sd);
+  auto const terms = static_cast<unsigned long>(k * k / 2.0) + 60;
+  mpfr_set(r, s, rn);
+  for (unsigned long n = terms; n >= 1; --n) {
+    mpfr_ui_div(q, n, r, rn);
+    mpfr_div_2ui(q, q, 1, rn);
+    mpfr_add(r, s, q, rn);
+  }
+  mpfr_sqr(q, s, rn);
+  mpfr_neg(q, q, rn);
+  mpfr_exp(q, q, rn);
+  mpfr_mul(q, q, w.inv_sqrt_pi, rn);
+  mpfr_div(out, q, r, rn);
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -294,13 +328,27 @@ inline void evaluate(nonlin::sigmoid const&, double x, values& out) {
   mpfr_mul(out.derivative.get(), out.forward.get(), w.t[1], detail::rn);
 }
 
-// tanh x; sech^2 x (no 1 - tanh^2 cancellation).
+// tanh x = sign(x) m / (m + 2), m = expm1(2|x|); sech^2 x = 4e / (1 + e)^2, e = e^(-2|x|)
+// (no 1 - tanh^2 cancellation; one exp, no overflow).
 inline void evaluate(nonlin::tanh const&, double x, values& out) {
   auto& w = detail::ws();
-  mpfr_set_d(w.t[0], x, detail::rn);
-  mpfr_tanh(out.forward.get(), w.t[0], detail::rn);
-  mpfr_sech(w.t[1], w.t[0], detail::rn);
-  mpfr_sqr(out.derivative.get(), w.t[1], detail::rn);
+  mpfr_set_d(w.t[0], std::fabs(x), detail::rn);
+  mpfr_mul_2ui(w.t[0], w.t[0], 1, detail::rn);
+  mpfr_neg(w.t[0], w.t[0], detail::rn);
+  mpfr_exp(w.t[1], w.t[0], detail::rn);            // e
+  mpfr_add_ui(w.t[2], w.t[1], 1, detail::rn);      // 1 + e
+  mpfr_ui_sub(w.t[3], 1, w.t[1], detail::rn);      // 1 - e (tanh|x| = (1 - e)/(1 + e))
+  if (mpfr_cmp_d(w.t[1], 0.5) > 0) {               // |x| small: 1 - e = -expm1(-2|x|)
+    mpfr_expm1(w.t[3], w.t[0], detail::rn);
+    mpfr_neg(w.t[3], w.t[3], detail::rn);
+  }
+  mpfr_div(out.forward.get(), w.t[3], w.t[2], detail::rn);
+  if (x < 0) {
+    mpfr_neg(out.forward.get(), out.forward.get(), detail::rn);
+  }
+  mpfr_sqr(w.t[2], w.t[2], detail::rn);
+  mpfr_mul_2ui(w.t[1], w.t[1], 2, detail::rn);
+  mpfr_div(out.derivative.get(), w.t[1], w.t[2], detail::rn);
 }
 
 // -softplus(-x); sigma(-x).
@@ -363,14 +411,20 @@ inline void evaluate(nonlin::hardswish const&, double x, values& out) {
   }
 }
 
-// x Phi(x), Phi(x) = erfc(-x/sqrt 2)/2; derivative Phi(x) + x phi(x).
+// x Phi(x); derivative Phi(x) + x phi(x). Phi(x) = Q(-x) for x < 0, 1 - Q(x) otherwise, with
+// the tail Q(a) = erfc(a / sqrt 2) / 2 from detail::erfc.
 inline void evaluate(nonlin::gelu_exact const&, double x, values& out) {
   auto& w = detail::ws();
   mpfr_set_d(w.t[0], x, detail::rn);
-  mpfr_mul(w.t[1], w.t[0], w.inv_sqrt2, detail::rn);
-  mpfr_neg(w.t[1], w.t[1], detail::rn);
-  mpfr_erfc(w.t[1], w.t[1], detail::rn);
-  mpfr_div_2ui(w.t[1], w.t[1], 1, detail::rn);  // Phi(x)
+  mpfr_mul(w.t[4], w.t[0], w.inv_sqrt2, detail::rn);
+  mpfr_abs(w.t[4], w.t[4], detail::rn);
+  detail::erfc(w.t[4], w.t[5]);
+  mpfr_div_2ui(w.t[5], w.t[5], 1, detail::rn);  // Q(|x|)
+  if (x < 0) {
+    mpfr_set(w.t[1], w.t[5], detail::rn);
+  } else {
+    mpfr_ui_sub(w.t[1], 1, w.t[5], detail::rn);
+  }                                              // Phi(x)
   mpfr_mul(out.forward.get(), w.t[0], w.t[1], detail::rn);
   mpfr_sqr(w.t[2], w.t[0], detail::rn);
   mpfr_div_2ui(w.t[2], w.t[2], 1, detail::rn);
@@ -425,19 +479,45 @@ inline void evaluate(nonlin::silu const&, double x, values& out) {
   detail::x_sigmoid(w.t[0], w.t[0], w.t[0], out);
 }
 
-// x tanh(sp), sp = softplus(x); derivative tanh(sp) + x sech^2(sp) sigma(x).
+// x tanh(sp), sp = softplus(x); derivative tanh(sp) + x sech^2(sp) sigma(x). With
+// w = (1 + e^x)^2: tanh(sp) = (w - 1)/(w + 1), sech^2(sp) = 4w/(w + 1)^2, written in e = e^-|x|:
+//   x >= 0: tanh(sp) = (1 + 2e)/(1 + 2e + 2e^2),  sech^2(sp) = 4 e^2 (1 + e)^2 / D^2
+//   x <  0: tanh(sp) = e (e + 2)/(e^2 + 2e + 2),  sech^2(sp) = 4 (1 + e)^2 / D^2
+// (D the denominator beside it): one exp, no cancellation, no overflow.
 inline void evaluate(nonlin::mish const&, double x, values& out) {
   auto& w = detail::ws();
-  mpfr_set_d(w.t[0], x, detail::rn);
-  detail::softplus(w.t[0], w.t[1]);
-  mpfr_tanh(w.t[2], w.t[1], detail::rn);
-  mpfr_mul(out.forward.get(), w.t[0], w.t[2], detail::rn);
-  mpfr_sech(w.t[3], w.t[1], detail::rn);
-  mpfr_sqr(w.t[3], w.t[3], detail::rn);
-  detail::sigmoid_pair(w.t[0], w.t[4], w.t[5]);
-  mpfr_mul(w.t[3], w.t[3], w.t[4], detail::rn);
-  mpfr_mul(w.t[3], w.t[3], w.t[0], detail::rn);
-  mpfr_add(out.derivative.get(), w.t[2], w.t[3], detail::rn);
+  constexpr auto rn = detail::rn;
+  mpfr_set_d(w.t[0], x, rn);
+  mpfr_set_d(w.t[1], -std::fabs(x), rn);
+  mpfr_exp(w.t[1], w.t[1], rn);           // e
+  mpfr_add_ui(w.t[2], w.t[1], 1, rn);     // 1 + e
+  mpfr_sqr(w.t[6], w.t[1], rn);           // e^2
+  if (x >= 0) {
+    mpfr_mul_2ui(w.t[3], w.t[1], 1, rn);
+    mpfr_add_ui(w.t[3], w.t[3], 1, rn);   // 1 + 2e
+    mpfr_mul_2ui(w.t[4], w.t[6], 1, rn);
+    mpfr_add(w.t[4], w.t[4], w.t[3], rn); // D = 1 + 2e + 2e^2
+    mpfr_div(w.t[5], w.t[3], w.t[4], rn); // tanh(sp)
+    mpfr_mul(w.t[3], w.t[6], w.t[2], rn);
+    mpfr_mul(w.t[3], w.t[3], w.t[2], rn); // e^2 (1 + e)^2
+  } else {
+    mpfr_add_ui(w.t[3], w.t[1], 2, rn);
+    mpfr_mul(w.t[3], w.t[3], w.t[1], rn); // e (e + 2)
+    mpfr_add_ui(w.t[4], w.t[3], 2, rn);   // D = e^2 + 2e + 2
+    mpfr_div(w.t[5], w.t[3], w.t[4], rn); // tanh(sp)
+    mpfr_sqr(w.t[3], w.t[2], rn);         // (1 + e)^2
+  }
+  mpfr_mul(out.forward.get(), w.t[0], w.t[5], rn);
+  mpfr_mul_2ui(w.t[3], w.t[3], 2, rn);
+  mpfr_sqr(w.t[4], w.t[4], rn);
+  mpfr_div(w.t[3], w.t[3], w.t[4], rn);   // sech^2(sp)
+  // sigma(x) = (x >= 0 ? 1 : e) / (1 + e)
+  mpfr_div(w.t[3], w.t[3], w.t[2], rn);
+  if (x < 0) {
+    mpfr_mul(w.t[3], w.t[3], w.t[1], rn);
+  }
+  mpfr_mul(w.t[3], w.t[3], w.t[0], rn);
+  mpfr_add(out.derivative.get(), w.t[5], w.t[3], rn);
 }
 
 template <class F>
@@ -545,6 +625,27 @@ inline void derivative_given_output(nonlin::hardsigmoid const&, double y, real& 
   mpfr_div_ui(out.get(), out.get(), 6, detail::rn);
 }
 
+// output_sensitivity(f, y) = |g'(y)|, in double: how much one unit of y moves g(y). A
+// from-output derivative is judged in units of ulp(f'(x)) + |g'(y)| ulp(y) (accuracy_scan.hpp);
+// 0 for the piecewise-constant g (a jump of g shows up in the inherited error instead).
+template <class F>
+double output_sensitivity(F const&, double) {
+  return 0.0;  // step, identity, relu, relu6, hardtanh, leaky_relu, hardsigmoid
+}
+inline double output_sensitivity(nonlin::elu const&, double y) { return y > 0 ? 0.0 : 1.0; }
+inline double output_sensitivity(nonlin::selu const&, double y) { return y > 0 ? 0.0 : 1.0; }
+inline double output_sensitivity(nonlin::celu const& f, double y) {
+  return y > 0 ? 0.0 : 1.0 / std::fabs(f.alpha);
+}
+inline double output_sensitivity(nonlin::sigmoid const&, double y) { return std::fabs(1.0 - 2.0 * y); }
+inline double output_sensitivity(nonlin::tanh const&, double y) { return std::fabs(2.0 * y); }
+inline double output_sensitivity(nonlin::log_sigmoid const&, double y) { return std::exp(y); }
+inline double output_sensitivity(nonlin::softplus const& f, double y) {
+  double const z = y * f.beta;
+  bool const linear = z > std::log1p(std::exp(-std::fabs(f.threshold))) + std::max(f.threshold, 0.0);
+  return linear ? 0.0 : f.beta * std::exp(-z);
+}
+
 // ---------------------------------------------------------------------------------------------
 // ULP error.
 
@@ -585,5 +686,271 @@ double ulp_error(T computed, real const& ref) {
   mpfr_mul_2si(d, d, -ulp_exponent(r), detail::rn);
   return mpfr_get_d(d, detail::rn);
 }
+
+// |value - ref| in ulps of T at ref rounded to T: how far apart two exact numbers are, measured
+// like ulp_error (used for the error a from-output derivative inherits from its input y).
+template <class T>
+double ulp_error(real const& value, real const& ref) {
+  T const r = ref.rounded<T>();
+  if (mpfr_nan_p(value.get()) || mpfr_nan_p(ref.get()) || std::isinf(r)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  mpfr_ptr d = detail::ws().t[0];
+  mpfr_sub(d, value.get(), ref.get(), detail::rn);
+  mpfr_abs(d, d, detail::rn);
+  mpfr_mul_2si(d, d, -ulp_exponent(r), detail::rn);
+  return mpfr_get_d(d, detail::rn);
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Screening estimates. MPFR takes microseconds per value (erfc up to tens of them), too slow to
+// look at 10^5..10^8 float inputs. The fast:: functions compute the same definitions in a wider
+// type W (double or long double, with the C library's exp/expm1/log1p/erfc), which is within a
+// few 2^-50 relative of the truth for a float input: 2^-20 float ulp and less, except where the
+// result cancels (the derivatives' zero crossings), where the estimate is still good relative to
+// the error it measures. The measurements use them only to decide which points to re-evaluate
+// with MPFR: a point is verified when its estimated error could reach the running maximum, and
+// every figure reported is an MPFR one. accuracy_test checks the estimates against MPFR.
+// For float inputs only (x, y exact in W; no double-word tricks for double inputs).
+namespace fast {
+
+template <class W>
+struct values {
+  W forward;
+  W derivative;
+};
+
+// e with |v| in [2^(e-1), 2^e) for finite nonzero v (frexp's exponent; bit reads for double).
+template <class W>
+inline int binade(W v) {
+  if constexpr (std::is_same_v<W, double>) {
+    auto const bits = std::bit_cast<std::uint64_t>(v);
+    auto const field = static_cast<int>((bits >> 52) & 0x7ff);
+    if (field != 0) {
+      return field - 1022;
+    }
+  }
+  int e = 0;
+  (void)std::frexp(v, &e);
+  return e;
+}
+// v * 2^k, k in [-1022, 1023] for double.
+template <class W>
+inline W times_pow2(W v, int k) {
+  if constexpr (std::is_same_v<W, double>) {
+    if (k >= -1022 && k <= 1023) {
+      return v * std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
+    }
+  }
+  return std::ldexp(v, k);
+}
+
+template <class W>
+struct constants {
+  static constexpr W sqrt_2_over_pi = W(0.797884560802865355879892119868763737L);
+  static constexpr W inv_sqrt2 = W(0.707106781186547524400844362104849039L);
+  static constexpr W inv_sqrt_2pi = W(0.398942280401432677939946059934381868L);
+  static constexpr W gelu_kappa = W(0.044715L);
+  static constexpr W gelu_quick_k = W(1.702L);
+  static constexpr W selu_alpha = W(1.67326324235437728481704299167171L);
+  static constexpr W selu_lambda = W(1.05070098735548049341933498529460L);
+};
+
+// sigma(z) and sigma(-z).
+template <class W>
+inline void sigmoid_pair(W z, W& s_pos, W& s_neg) {
+  W const e = std::exp(-std::fabs(z));
+  W const d = W(1) + e;
+  s_pos = (z >= 0 ? W(1) : e) / d;
+  s_neg = (z >= 0 ? e : W(1)) / d;
+}
+template <class W>
+inline W softplus(W z) {
+  return (z > 0 ? z : W(0)) + std::log1p(std::exp(-std::fabs(z)));
+}
+template <class W>
+inline values<W> x_sigmoid(W x, W z, W dz) {
+  W sp = 0;
+  W sn = 0;
+  sigmoid_pair(z, sp, sn);
+  return {x * sp, sp * (W(1) + dz * sn)};
+}
+template <class W>
+inline values<W> clamp(W x, W lo, W hi) {
+  if (x <= lo) return {lo, W(0)};
+  if (x >= hi) return {hi, W(0)};
+  return {x, W(1)};
+}
+template <class W>
+inline values<W> exponential_linear(W x, W scale, W alpha, W width) {
+  if (x > 0) return {scale * x, scale};
+  W const z = x / width;
+  return {scale * alpha * std::expm1(z), scale * alpha / width * std::exp(z)};
+}
+
+template <class W> values<W> estimate(nonlin::step const&, W x) { return {W(x > 0 ? 1 : 0), W(0)}; }
+template <class W> values<W> estimate(nonlin::identity const&, W x) { return {x, W(1)}; }
+template <class W> values<W> estimate(nonlin::relu const&, W x) {
+  return x > 0 ? values<W>{x, W(1)} : values<W>{W(0), W(0)};
+}
+template <class W> values<W> estimate(nonlin::relu6 const&, W x) { return clamp(x, W(0), W(6)); }
+template <class W> values<W> estimate(nonlin::hardtanh const& f, W x) {
+  return clamp(x, W(f.min), W(f.max));
+}
+template <class W> values<W> estimate(nonlin::leaky_relu const& f, W x) {
+  return x > 0 ? values<W>{x, W(1)} : values<W>{W(f.alpha) * x, W(f.alpha)};
+}
+template <class W> values<W> estimate(nonlin::squared_relu const&, W x) {
+  return x > 0 ? values<W>{x * x, x + x} : values<W>{W(0), W(0)};
+}
+template <class W> values<W> estimate(nonlin::elu const& f, W x) {
+  return exponential_linear(x, W(1), W(f.alpha), W(1));
+}
+template <class W> values<W> estimate(nonlin::selu const&, W x) {
+  return exponential_linear(x, constants<W>::selu_lambda, constants<W>::selu_alpha, W(1));
+}
+template <class W> values<W> estimate(nonlin::celu const& f, W x) {
+  return exponential_linear(x, W(1), W(f.alpha), W(f.alpha));
+}
+template <class W> values<W> estimate(nonlin::sigmoid const&, W x) {
+  W sp = 0;
+  W sn = 0;
+  sigmoid_pair(x, sp, sn);
+  return {sp, sp * sn};
+}
+template <class W> values<W> estimate(nonlin::tanh const&, W x) {
+  W const e = std::exp(-2 * std::fabs(x));
+  W const d = W(1) + e;
+  return {std::tanh(x), 4 * e / (d * d)};
+}
+template <class W> values<W> estimate(nonlin::log_sigmoid const&, W x) {
+  W sp = 0;
+  W sn = 0;
+  sigmoid_pair(-x, sp, sn);
+  return {-softplus(-x), sp};
+}
+template <class W> values<W> estimate(nonlin::softplus const& f, W x) {
+  W const z = x * W(f.beta);
+  if (z > W(f.threshold)) return {x, W(1)};
+  W sp = 0;
+  W sn = 0;
+  sigmoid_pair(z, sp, sn);
+  return {softplus(z) / W(f.beta), sp};
+}
+template <class W> values<W> estimate(nonlin::hardsigmoid const&, W x) {
+  if (x <= -3) return {W(0), W(0)};
+  if (x >= 3) return {W(1), W(0)};
+  return {(x + 3) / 6, W(1) / 6};
+}
+template <class W> values<W> estimate(nonlin::hardswish const&, W x) {
+  if (x <= -3) return {W(0), W(0)};
+  if (x >= 3) return {x, W(1)};
+  return {x * (x + 3) / 6, (2 * x + 3) / 6};
+}
+template <class W> values<W> estimate(nonlin::gelu_exact const&, W x) {
+  W const q = std::erfc(std::fabs(x) * constants<W>::inv_sqrt2) / 2;  // Phi(-|x|)
+  W const cdf = x < 0 ? q : W(1) - q;
+  W const pdf = constants<W>::inv_sqrt_2pi * std::exp(-x * x / 2);
+  return {x * cdf, cdf + x * pdf};
+}
+template <class W> values<W> estimate(nonlin::gelu_tanh const&, W x) {
+  W const kx2 = constants<W>::gelu_kappa * x * x;
+  W const c = 2 * constants<W>::sqrt_2_over_pi;
+  return x_sigmoid(x, c * x * (1 + kx2), c * x * (1 + 3 * kx2));
+}
+template <class W> values<W> estimate(nonlin::gelu_quick const& f, W x) {
+  W const k = f.k == nonlin::math::gelu_quick_k ? constants<W>::gelu_quick_k : W(f.k);
+  return x_sigmoid(x, k * x, k * x);
+}
+template <class W> values<W> estimate(nonlin::swish const& f, W x) {
+  return x_sigmoid(x, W(f.beta) * x, W(f.beta) * x);
+}
+template <class W> values<W> estimate(nonlin::silu const&, W x) { return x_sigmoid(x, x, x); }
+template <class W> values<W> estimate(nonlin::mish const&, W x) {
+  W const e = std::exp(-std::fabs(x));
+  W const one_e = 1 + e;
+  W t = 0;
+  W sech2 = 0;
+  if (x >= 0) {
+    W const d = 1 + 2 * e + 2 * e * e;
+    t = (1 + 2 * e) / d;
+    sech2 = 4 * e * e * one_e * one_e / (d * d);
+  } else {
+    W const d = e * e + 2 * e + 2;
+    t = e * (e + 2) / d;
+    sech2 = 4 * one_e * one_e / (d * d);
+  }
+  W const sigma = (x >= 0 ? W(1) : e) / one_e;
+  return {x * t, t + x * sech2 * sigma};
+}
+
+// The derivative as the function of the output (see reference::derivative_given_output).
+template <class W> W given_output(nonlin::step const&, W) { return 0; }
+template <class W> W given_output(nonlin::identity const&, W) { return 1; }
+template <class W> W given_output(nonlin::relu const&, W y) { return y > 0 ? 1 : 0; }
+template <class W> W given_output(nonlin::hardtanh const& f, W y) {
+  return (y > W(f.min) && y < W(f.max)) ? 1 : 0;
+}
+template <class W> W given_output(nonlin::relu6 const&, W y) { return (y > 0 && y < 6) ? 1 : 0; }
+template <class W> W given_output(nonlin::leaky_relu const& f, W y) { return y > 0 ? W(1) : W(f.alpha); }
+template <class W> W given_output(nonlin::elu const& f, W y) { return y > 0 ? W(1) : y + W(f.alpha); }
+template <class W> W given_output(nonlin::selu const&, W y) {
+  return y > 0 ? constants<W>::selu_lambda : y + constants<W>::selu_lambda * constants<W>::selu_alpha;
+}
+template <class W> W given_output(nonlin::celu const& f, W y) { return y > 0 ? W(1) : 1 + y / W(f.alpha); }
+template <class W> W given_output(nonlin::sigmoid const&, W y) { return y * (1 - y); }
+template <class W> W given_output(nonlin::tanh const&, W y) { return (1 - y) * (1 + y); }
+template <class W> W given_output(nonlin::log_sigmoid const&, W y) { return -std::expm1(y); }
+template <class W> W given_output(nonlin::softplus const& f, W y) {
+  W const z = y * W(f.beta);
+  return z > softplus(W(f.threshold)) ? W(1) : -std::expm1(-z);
+}
+template <class W> W given_output(nonlin::hardsigmoid const&, W y) { return (y > 0 && y < 1) ? W(1) / 6 : W(0); }
+
+// The exponent of the ulp of T in the binade of the estimate ref (see ulp_error below).
+template <class T, class W>
+int ulp_exponent(W ref) {
+  constexpr int digits = std::numeric_limits<T>::digits;
+  constexpr int min_exponent = std::numeric_limits<T>::min_exponent - digits;
+  int const e = (ref != 0 && std::isfinite(ref)) ? binade(ref) : min_exponent + digits;
+  return std::max(e - digits, min_exponent);
+}
+
+// The ulp error of computed against the estimate ref, as ulp_error does it, except that the ulp
+// is the spacing of the binade of ref itself (never larger than at ref rounded): near a power of
+// two the estimate errs high, never low.
+template <class T, class W>
+double ulp_error(T computed, W ref) {
+  constexpr double infinity = std::numeric_limits<double>::infinity();
+  if (std::isnan(ref) || std::isnan(computed)) {
+    return (std::isnan(ref) && std::isnan(computed)) ? 0.0 : infinity;
+  }
+  T const r = static_cast<T>(ref);
+  if (std::isinf(r) || std::isinf(computed)) {
+    return r == computed ? 0.0 : infinity;
+  }
+  constexpr int digits = std::numeric_limits<T>::digits;
+  constexpr int min_exponent = std::numeric_limits<T>::min_exponent - digits;
+  int const e = ref != 0 ? binade(ref) : min_exponent + digits;
+  int const ulp = std::max(e - digits, min_exponent);
+  return static_cast<double>(times_pow2(std::fabs(static_cast<W>(computed) - ref), -ulp));
+}
+
+
+// |value - ref| for two estimates, in the ulps of T that ulp_error would use at ref.
+template <class T, class W>
+double ulp_distance(W value, W ref) {
+  if (std::isnan(value) || std::isnan(ref) || std::isinf(static_cast<T>(ref))) {
+    return std::numeric_limits<double>::infinity();
+  }
+  constexpr int digits = std::numeric_limits<T>::digits;
+  constexpr int min_exponent = std::numeric_limits<T>::min_exponent - digits;
+  int const e = ref != 0 ? binade(ref) : min_exponent + digits;
+  int const ulp = std::max(e - digits, min_exponent);
+  return static_cast<double>(times_pow2(std::fabs(value - ref), -ulp));
+}
+
+}  // namespace fast
 
 }  // namespace nonlin::test::reference

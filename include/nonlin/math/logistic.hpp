@@ -33,12 +33,20 @@ inline V divide(V const& n, double_float<V> const& d) noexcept {
   return math::select(math::zero_or_infinite(q), q, math::fma(math::neg(q), d.lo / d.hi, q));
 }
 
-// n / (d.hi + d.lo)^2 = k (1 - 2 d.lo / d.hi) to first order, k = n / d.hi^2.
+// (n.hi + n.lo) / (d.hi + d.lo)^2 to first order in the low parts: d.hi^2 is taken exactly
+// (two_product), so the only roundings are one division and one fma.
+template <real_value V>
+inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
+  auto const square = math::two_product(d.hi, d.hi);
+  V const square_lo = math::fma(d.hi + d.hi, d.lo, square.lo);  // 2 d.hi d.lo + rounding of d.hi^2
+  V const k = n.hi / square.hi;
+  V const relative = n.lo / n.hi - square_lo / square.hi;
+  return math::select(math::zero_or_infinite(k), k, math::fma(k, relative, k));
+}
+
 template <real_value V>
 inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
-  V const k = n / (d.hi * d.hi);
-  return math::select(math::zero_or_infinite(k), k,
-                      math::fma(math::neg(k + k), d.lo / d.hi, k));
+  return math::divide_by_square(double_float<V>{n, V(0)}, d);
 }
 
 template <real_value V>
@@ -89,18 +97,21 @@ inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
 //   z <  0:  e ((1 + x z') + e) / d^2
 // so that near the zero of the bracket it cancels with one rounding instead of amplifying the
 // rounding of sigma(-z).
-// one_plus_slope = 1 + x z'(x), which the caller forms as accurately as it can.
+// one_plus_slope = 1 + x z'(x) as hi + lo, which the caller forms as accurately as it can.
 template <real_value V>
-inline V x_sigmoid_derivative(double_float<V> const& z, V const& one_plus_slope) noexcept {
+inline V x_sigmoid_derivative(double_float<V> const& z,
+                              double_float<V> const& one_plus_slope) noexcept {
   V const one(scalar_t<V>(1));
   auto const e = math::exp_minus_abs(z);
   V const ev = e.value();
   auto const d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
-  V const right_numerator = math::select(ev == V(0), one, math::fma(ev, one_plus_slope, one));
+  V const right_numerator =
+      math::select(ev == V(0), one, math::fma(ev, one_plus_slope.hi, one));
   V const right = math::divide_by_square(right_numerator, d);
-  V const left = math::select(e.vanished(), V(0),
-                              e.times(math::divide_by_square(one_plus_slope + ev, d)));
+  auto numerator = math::two_sum(one_plus_slope.hi, ev);
+  numerator.lo = numerator.lo + one_plus_slope.lo;
+  V const left = math::select(e.vanished(), V(0), e.times(math::divide_by_square(numerator, d)));
   return math::select(z.hi >= V(0), right, left);
 }
 

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+// nonlin_accuracy: max-ULP table of every functor against the MPFR reference, denser than
+// tests/accuracy_test.cpp (same reference and scanner: tests/support/accuracy_scan.hpp).
+//
+//   float:  every 16th bit pattern of the whole float range (the low 4 bits cycling through all
+//           16 values, so no residue class is left out), screened in double and verified with
+//           MPFR wherever the screen could reach the running maximum; --exhaustive: all 2^32.
+//   double: 10^6 samples (--samples N): half over [-40, 40] with full mantissas, half random
+//           bit patterns of finite doubles, every one against MPFR.
+// Work is split into chunks over --threads threads (default 2). Prints a markdown table; the
+// from-output column gives the bounded excess (see accuracy_scan.hpp) and the raw error.
+//
+//   nonlin_accuracy [--exhaustive] [--samples N] [--stride S] [--threads T] [--only NAME]
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../tests/support/accuracy_scan.hpp"
+#include "../tests/support/reference.hpp"
+
+namespace {
+
+using namespace nonlin::test;
+using accuracy::member;
+
+struct settings {
+  bool exhaustive = false;
+  std::int64_t samples = 1000000;
+  std::uint64_t stride = 16;
+  unsigned threads = 2;
+  std::string only;
+};
+
+struct row_results {
+  accuracy::result f32;
+  accuracy::result f64;
+  bool from_output = false;
+  bool has_f32 = false;
+  bool has_f64 = false;
+};
+
+std::mutex results_mutex;
+std::map<std::string, row_results> results;
+std::vector<std::string> order;
+
+constexpr std::uint64_t float_chunks = 256;
+constexpr std::int64_t double_chunks = 32;
+
+template <class F>
+void float_chunk(std::string const& name, F const& f, settings const& s, std::uint64_t chunk) {
+  accuracy::scanner<F, float, double> scan(f, {});
+  std::uint64_t const per_chunk = (std::uint64_t{1} << 32) / float_chunks;
+  std::uint64_t const stride = s.exhaustive ? 1 : s.stride;
+  std::uint64_t const begin = chunk * per_chunk;
+  std::uint64_t const end = begin + per_chunk;
+  for (std::uint64_t base = begin, i = 0; base < end; base += stride, ++i) {
+    auto const bits = static_cast<std::uint32_t>(base + (stride > 1 ? i % stride : 0));
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    if (std::isfinite(x)) {
+      scan.add(x);
+    }
+  }
+  std::lock_guard<std::mutex> lock(results_mutex);
+  auto& r = results[name];
+  r.f32.merge(scan.get());
+  r.has_f32 = true;
+}
+
+template <class F>
+void double_chunk(std::string const& name, F const& f, settings const& s, std::int64_t chunk) {
+  accuracy::scanner<F, double> scan(f, {});
+  std::int64_t const grid = s.samples / 2;
+  std::int64_t const begin = grid * chunk / double_chunks;
+  std::int64_t const end = grid * (chunk + 1) / double_chunks;
+  for (std::int64_t k = begin; k < end; ++k) {
+    scan.add(-40.0 + (static_cast<double>(k) + 0.3819660112501051) * (80.0 / static_cast<double>(grid)));
+  }
+  std::int64_t const random = s.samples - grid;
+  accuracy::bit_source bits(0x5eedf64ULL + static_cast<std::uint64_t>(chunk));
+  for (std::int64_t k = random * chunk / double_chunks; k < random * (chunk + 1) / double_chunks; ++k) {
+    scan.add(bits.finite<double>());
+  }
+  std::lock_guard<std::mutex> lock(results_mutex);
+  auto& r = results[name];
+  r.f64.merge(scan.get());
+  r.has_f64 = true;
+}
+
+std::string cell(accuracy::maximum const& m) {
+  if (m.value < 0) {
+    return "-";
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.3f (%.9g)", m.value, m.at);
+  return buf;
+}
+
+std::string cell_double(accuracy::maximum const& m) {
+  if (m.value < 0) {
+    return "-";
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.3f (%.17g)", m.value, m.at);
+  return buf;
+}
+
+bool parse(int argc, char** argv, settings& s) {
+  for (int i = 1; i < argc; ++i) {
+    std::string const a = argv[i];
+    auto value = [&]() -> char const* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--exhaustive") {
+      s.exhaustive = true;
+    } else if (a == "--samples") {
+      char const* v = value();
+      if (v == nullptr) return false;
+      s.samples = std::max<std::int64_t>(2 * double_chunks, std::strtoll(v, nullptr, 10));
+    } else if (a == "--stride") {
+      char const* v = value();
+      if (v == nullptr) return false;
+      s.stride = std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10));
+    } else if (a == "--threads") {
+      char const* v = value();
+      if (v == nullptr) return false;
+      s.threads = static_cast<unsigned>(std::max(1L, std::strtol(v, nullptr, 10)));
+    } else if (a == "--only") {
+      char const* v = value();
+      if (v == nullptr) return false;
+      s.only = v;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings s;
+  if (!parse(argc, argv, s)) {
+    std::fprintf(stderr,
+                 "usage: %s [--exhaustive] [--samples N] [--stride S] [--threads T] [--only NAME]\n",
+                 argv[0]);
+    return 2;
+  }
+  if ((std::uint64_t{1} << 32) / float_chunks % s.stride != 0) {
+    std::fprintf(stderr, "--stride must divide 2^24\n");
+    return 2;
+  }
+
+  // Longest tasks first (double chunks of the slow references), then the float chunks.
+  std::vector<std::function<void()>> tasks;
+  accuracy::for_each_measured([&](auto const& e) {
+    std::string const name(e.name);
+    if (!s.only.empty() && s.only != name) {
+      return;
+    }
+    order.push_back(name);
+    results[name].from_output = accuracy::has_from_output<decltype(e.f), float>;
+    for (std::int64_t c = 0; c < double_chunks; ++c) {
+      tasks.emplace_back([name, f = e.f, &s, c] { double_chunk(name, f, s, c); });
+    }
+  });
+  accuracy::for_each_measured([&](auto const& e) {
+    std::string const name(e.name);
+    if (!s.only.empty() && s.only != name) {
+      return;
+    }
+    for (std::uint64_t c = 0; c < float_chunks; ++c) {
+      tasks.emplace_back([name, f = e.f, &s, c] { float_chunk(name, f, s, c); });
+    }
+  });
+
+  auto const start = std::chrono::steady_clock::now();
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next++) < tasks.size();) {
+      tasks[i]();
+      std::size_t const d = ++done;
+      if (d % 64 == 0 || d == tasks.size()) {
+        double const secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::fprintf(stderr, "\r%zu / %zu tasks, %.0f s", d, tasks.size(), secs);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < s.threads; ++t) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& t : pool) {
+    t.join();
+  }
+  double const secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "\n");
+
+  std::printf("nonlin %d.%d.%d, max ULP against MPFR (%d bits); float: %s, double: %lld samples; %.0f s\n\n",
+              NONLIN_VERSION_MAJOR, NONLIN_VERSION_MINOR, NONLIN_VERSION_PATCH,
+              static_cast<int>(reference::precision),
+              s.exhaustive ? "all 2^32 bit patterns"
+                           : ("every " + std::to_string(s.stride) + "th bit pattern").c_str(),
+              static_cast<long long>(s.samples), secs);
+  std::printf("| function | fwd f32 max ULP (at x) | deriv f32 | fwd f64 | deriv f64 | "
+              "deriv from output f32: excess; raw | deriv from output f64: excess; raw |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (std::string const& name : order) {
+    row_results const& r = results[name];
+    auto at = [](accuracy::result const& res, member m) {
+      return res.rows[static_cast<std::size_t>(m)].all();
+    };
+    std::string dfo32 = "n/a";
+    std::string dfo64 = "n/a";
+    if (r.from_output) {
+      dfo32 = cell(at(r.f32, member::from_output)) + "; " + cell(r.f32.raw_from_output);
+      dfo64 = cell_double(at(r.f64, member::from_output)) + "; " + cell_double(r.f64.raw_from_output);
+    }
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+                cell(at(r.f32, member::forward)).c_str(), cell(at(r.f32, member::derivative)).c_str(),
+                cell_double(at(r.f64, member::forward)).c_str(),
+                cell_double(at(r.f64, member::derivative)).c_str(), dfo32.c_str(), dfo64.c_str());
+  }
+  std::printf("\nfloat points per function: %lld, MPFR-verified: ",
+              static_cast<long long>(results[order.front()].f32.points));
+  for (std::string const& name : order) {
+    std::printf("%s %lld ", name.c_str(), static_cast<long long>(results[name].f32.mpfr_points));
+  }
+  std::printf("\n");
+  return 0;
+}
