@@ -266,9 +266,34 @@ def main(argv):
     for direction, type_, title in DIRECTIONS:
         print_direction(rows, direction, type_, title, sizes, functions, surprises)
     print_gated(rows, sizes)
+    print_softmax(rows)
 
     print_surprises(surprises)
     return 0
+
+
+def print_softmax(rows):
+    """softmax/<dir>/<function>/float/<variant>/<C> rows (bench/softmax_bench.cpp)."""
+    names = [n.split("/") for n in rows if n.startswith("softmax/")]
+    if not names:
+        return
+    cols = sorted({int(p[5]) for p in names if len(p) == 6 and p[5].isdigit()})
+    print("## Softmax over rows (float, 256k elements per run; elements/ns)\n")
+    header = "| direction | function | " + " | ".join(
+        f"C={c} nonlin | C={c} std | C={c} nonlin/std" for c in cols) + " |"
+    print(header)
+    print("|---|---|" + "--:|--:|--:|" * len(cols))
+    for direction, label in (("fwd", "forward"), ("bwdy", "backward from output")):
+        for function in ("softmax", "log_softmax"):
+            cells = []
+            for c in cols:
+                ours = per_ns(rows.get(f"softmax/{direction}/{function}/float/nonlin/{c}"))
+                std = per_ns(rows.get(f"softmax/{direction}/softmax/float/std/{c}"))
+                ratio = f"{ours / std:.2f}x" if ours and std else "-"
+                cells += [fmt(ours), fmt(std), ratio]
+            print(f"| {label} | {function} | " + " | ".join(cells) + " |")
+    print("\n(std: a plain three-pass loop of std::exp for softmax; its log_softmax ratio is "
+          "against that softmax loop.)\n")
 
 
 def print_surprises(surprises, threshold=0.8):
