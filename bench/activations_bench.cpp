@@ -512,15 +512,15 @@ constexpr std::int64_t kGatedWidth = 4096;
 template <class F>
 void add_gated(char const* name) {
   using T = float;
-  auto const un = static_cast<std::size_t>(kGatedWidth);
-  add(row_name("fwd", name, type_name<T>(), "nonlin", kGatedWidth), [un](benchmark::State& st) {
+  constexpr auto un = static_cast<std::size_t>(kGatedWidth);
+  add(row_name("fwd", name, type_name<T>(), "nonlin", kGatedWidth), [](benchmark::State& st) {
     F const f{};
     std::span<T const> const value(input_x<T>() + un, un);
     std::span<T const> const gate(input_x<T>(), un);
     std::span<T> const y(output<T>(), un);
     timed(st, un, 3, sizeof(T), [&] { nonlin::gated_forward(f, value, gate, y); });
   });
-  add(row_name("bwd", name, type_name<T>(), "nonlin", kGatedWidth), [un](benchmark::State& st) {
+  add(row_name("bwd", name, type_name<T>(), "nonlin", kGatedWidth), [](benchmark::State& st) {
     F const f{};
     std::span<T const> const value(input_x<T>() + un, un);
     std::span<T const> const gate(input_x<T>(), un);

@@ -43,7 +43,7 @@ void forward_nonlin(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
 }
 
 template <class F>
@@ -60,7 +60,7 @@ void backward_nonlin(benchmark::State& state) {
     benchmark::DoNotOptimize(dx.data());
     benchmark::ClobberMemory();
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
 }
 
 void softmax_std(benchmark::State& state) {
@@ -88,7 +88,7 @@ void softmax_std(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
 }
 
 void softmax_backward_std(benchmark::State& state) {
@@ -111,7 +111,7 @@ void softmax_backward_std(benchmark::State& state) {
     benchmark::DoNotOptimize(dx.data());
     benchmark::ClobberMemory();
   }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows * cols));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
 }
 
 BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax)

@@ -145,15 +145,15 @@ TYPED_TEST(Softmax, MaskingPolicy) {
   EXPECT_EQ(p[1], T(0));
   EXPECT_EQ(lp[1], -inf);
   EXPECT_NEAR(p[0] + p[2], 1.0, 4 * std::numeric_limits<T>::epsilon());
-  for (int i = 4; i < 8; ++i) {
+  for (std::size_t i = 4; i < 8; ++i) {
     EXPECT_EQ(p[i], T(0));
     EXPECT_EQ(lp[i], -inf);
   }
-  for (int i = 8; i < 16; ++i) {
+  for (std::size_t i = 8; i < 16; ++i) {
     EXPECT_TRUE(std::isnan(p[i])) << i;
     EXPECT_TRUE(std::isnan(lp[i])) << i;
   }
-  for (int i = 16; i < 20; ++i) {
+  for (std::size_t i = 16; i < 20; ++i) {
     EXPECT_EQ(p[i], T(0.25));
   }
   // Gradients: 0 at masked positions and on the fully masked row.
@@ -163,13 +163,13 @@ TYPED_TEST(Softmax, MaskingPolicy) {
                        4);
   EXPECT_EQ(dx[1], T(0));
   EXPECT_EQ(dx[3], T(0));
-  for (int i = 4; i < 8; ++i) {
+  for (std::size_t i = 4; i < 8; ++i) {
     EXPECT_EQ(dx[i], T(0));
   }
   backward_from_output(log_softmax{}, std::span<T const>(lp), std::span<T const>(dy),
                        std::span<T>(dx), 4);
   EXPECT_EQ(dx[1], T(0));
-  for (int i = 4; i < 8; ++i) {
+  for (std::size_t i = 4; i < 8; ++i) {
     EXPECT_EQ(dx[i], T(0));
   }
   // Cross-entropy on a fully masked row: zero loss and zero gradient.
