@@ -108,8 +108,8 @@ TYPED_TEST(Softmax, RowsSumToOne) {
   using T = TypeParam;
   std::mt19937 rng(7);
   std::normal_distribution<double> normal(0, 8);
-  for (std::size_t cols : {1u, 2u, 7u, 16u, 17u, 100u, 1000u, 4099u}) {
-    std::size_t const rows = 3;
+  for (std::size_t cols : {1u, 2u, 7u, 16u, 17u, 100u, 1000u, 4099u, 65536u}) {
+    std::size_t const rows = cols > 10000 ? 1 : 3;
     std::vector<T> x(rows * cols);
     for (T& v : x) {
       v = static_cast<T>(normal(rng));
@@ -386,6 +386,36 @@ TYPED_TEST(Softmax, AxisLayoutMatchesRowsOnTransposedData) {
     EXPECT_EQ(alone[i], all[46 + i]);
   }
   EXPECT_EQ(in_place, all);
+}
+
+// The same rows through narrower SIMD widths: only the order of the sum changes, so the results
+// agree to the sum's rounding, (4 + cols / 16) eps relative.
+TYPED_TEST(Softmax, NarrowerArchitecturesAgree) {
+  using T = TypeParam;
+  std::mt19937 rng(9);
+  std::normal_distribution<double> normal(0, 6);
+  std::size_t const cols = 203;
+  std::vector<T> x(4 * cols);
+  for (T& v : x) {
+    v = static_cast<T>(normal(rng));
+  }
+  std::vector<T> const wide = softmax_of(x, 0.8, cols);
+  auto check = [&](auto arch) {
+    using Arch = decltype(arch);
+    std::vector<T> y(x.size());
+    forward<Arch>(softmax{.temperature = 0.8}, std::span<T const>(x), std::span<T>(y), cols);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      EXPECT_NEAR(y[i], wide[i], (4.0 + double(cols) / 16) * std::numeric_limits<T>::epsilon() * wide[i])
+          << Arch::name() << " " << i;
+    }
+  };
+#if XSIMD_WITH_SSE4_2
+  check(xsimd::sse4_2{});
+#endif
+#if XSIMD_WITH_AVX2
+  check(xsimd::avx2{});
+#endif
+  check(xsimd::default_arch{});
 }
 
 TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {

@@ -125,29 +125,35 @@ inline void update(running<V>& r, V z, V inv_t, V t) {
   r.max = m;
 }
 
-// Combines the lanes of a batch state into one scalar state.
+// Combines the lanes of two batch states into one (max, sum): the sums are rescaled to the
+// overall maximum in SIMD, then added across lanes. A NaN lane sum (a NaN entry) or an infinite
+// maximum (a +inf entry: inf - inf) makes the total NaN, as the policy says; lanes still at
+// -inf (empty or fully masked) add 0.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <class B>
-inline running<scalar_t<B>> combine(running<B> const& r, scalar_t<B> inv_t, scalar_t<B> t) {
+inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, scalar_t<B> inv_t,
+                                    scalar_t<B> t) {
   using T = scalar_t<B>;
-  running<T> total;
-  for (std::size_t k = 0; k < B::size; ++k) {
-    T const z = r.max.get(k);
-    T const s = r.sum.get(k);
-    if (std::isnan(s) || std::isnan(z)) {
-      total.sum = std::numeric_limits<T>::quiet_NaN();
-      continue;
-    }
-    if (z == -std::numeric_limits<T>::infinity()) {
-      continue;  // an empty or fully masked lane
-    }
-    T const m = total.max < z ? z : total.max;
-    T const rescaled = total.sum == T(0) ? T(0) : total.sum * shifted_exp(total.max, m, inv_t, t).value();
-    T const lane = s * shifted_exp(z, m, inv_t, t).value();
-    total.sum = rescaled + lane;
-    total.max = m;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  B const lane_max = math::select(b.max > a.max, b.max, a.max);
+  alignas(64) std::array<T, B::size> lanes;
+  lane_max.store_aligned(lanes.data());
+  T m = -inf;
+  for (T const v : lanes) {
+    m = v > m ? v : m;
   }
-  return total;
+  if (m == -inf) {
+    // Every lane empty or masked, unless a lane saw a NaN.
+    return {m, xsimd::hadd(a.sum + b.sum)};
+  }
+  auto rescaled = [&](running<B> const& r) {
+    B const factor = shifted_exp(r.max, B(m), B(inv_t), B(t)).value();
+    return math::select(r.max == B(-inf), math::select(math::is_nan(r.sum), r.sum, B(0)),
+                        r.sum * factor);
+  };
+  return {m, xsimd::hadd(rescaled(a) + rescaled(b))};
 }
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // Normalises every row of `shape` over its axis: stats (max, sum) in one pass, then
 // y = out(z, m, s) in a second. Rows of the rows layout are split across lanes and combined;
@@ -160,18 +166,24 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   if (shape.inner == 1) {
     for (std::size_t r = 0; r < shape.outer; ++r) {
       T const* z = x + r * shape.axis;
-      running<B> lanes;
+      // Two independent accumulators, so that one batch's exp overlaps the other's update.
+      running<B> even;
+      running<B> odd;
       std::size_t i = 0;
+      for (; i + 2 * width <= shape.axis; i += 2 * width) {
+        update(even, B::load_unaligned(z + i), B(inv_t), B(t));
+        update(odd, B::load_unaligned(z + i + width), B(inv_t), B(t));
+      }
       for (; i + width <= shape.axis; i += width) {
-        update(lanes, B::load_unaligned(z + i), B(inv_t), B(t));
+        update(even, B::load_unaligned(z + i), B(inv_t), B(t));
       }
       if (i < shape.axis) {
         alignas(Arch::alignment()) std::array<T, width> tail;
         tail.fill(-std::numeric_limits<T>::infinity());
         std::copy_n(z + i, shape.axis - i, tail.begin());
-        update(lanes, B::load_aligned(tail.data()), B(inv_t), B(t));
+        update(odd, B::load_aligned(tail.data()), B(inv_t), B(t));
       }
-      running<T> const stats = combine(lanes, inv_t, t);
+      running<T> const stats = combine(even, odd, inv_t, t);
       B const m(stats.max);
       B const sum(stats.sum);
       elementwise<Arch>([&](B zb) { return out(zb, m, sum, B(inv_t), B(t)); },
