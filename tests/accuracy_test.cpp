@@ -38,7 +38,9 @@ namespace {
 using accuracy::member;
 using accuracy::window;
 
-constexpr double ulp_bound = 4.0;              // forward, derivative
+// forward, derivative. Without an FMA unit (x86-64-v2 and older) nonlin's polynomials and
+// error terms round twice per step: there the bound is 5 (4.6 measured, gelu_tanh' in double).
+constexpr double ulp_bound = NONLIN_HAS_FMA ? 4.0 : 5.0;
 constexpr double from_output_bound = 4.0;      // excess of from_output, see accuracy_scan.hpp
 
 // Rows with a derivative zero crossing (silu/swish/gelu_quick, gelu_exact, gelu_tanh, mish)

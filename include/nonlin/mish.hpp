@@ -59,13 +59,14 @@ struct mish {
   }
 
  private:
-  // N = e^2 + 2e + 2 as hi + lo (the fma's own rounding recovered by a second fma).
+  // N = e (e + 2) + 2 as hi + lo (e + 2 exact as a two_sum, the product exact as a
+  // two_product; the small cross term e * lo(e + 2) is kept to first order).
   template <real_value V>
   static math::double_float<V> denominator_left(V e) noexcept {
-    V const two = math::c<V>(2);
-    V const e_plus_2 = e + two;
-    V const hi = math::fma(e, e_plus_2, two);
-    return {hi, math::fma(e, e_plus_2, two - hi)};
+    auto const e_plus_2 = math::two_sum(e, math::c<V>(2));
+    auto const product = math::two_product(e, e_plus_2.hi);
+    auto const sum = math::two_sum(math::c<V>(2), product.hi);
+    return {sum.hi, sum.lo + math::fma(e, e_plus_2.lo, product.lo)};
   }
 };
 

@@ -96,15 +96,22 @@ struct running {
   V sum = V(0);
 };
 
-// exp((z - m) / T) with z - m carried exactly (two_sum) into the argument of exp.
+// (z - m) / T as hi + lo: z - m exactly (two_sum), the quotient's rounding recovered from the
+// exact residual d - q T (two_product), so that neither costs accuracy in exp or log.
 template <class V>
-inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
+inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
   auto const d = math::two_sum(z, math::neg(m));
   V const q = d.hi * inv_t;
-  // (d.hi - q t + d.lo) / T: the rounding of the quotient and the low part.
-  V const q_lo = math::fma(math::neg(q), t, d.hi) + d.lo;
+  auto const qt = math::two_product(q, t);
+  return {q, (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t};
+}
+
+// exp((z - m) / T) with (z - m) / T carried as hi + lo into exp.
+template <class V>
+inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
+  auto const q = shifted_quotient(z, m, inv_t, t);
   // Where z = m = -inf the difference is NaN; such a lane has nothing to add.
-  return math::exp_parts(q, q_lo * inv_t);
+  return math::exp_parts(q.hi, q.lo);
 }
 
 template <class V>
@@ -296,12 +303,10 @@ V probability(V z, V m, V sum, V inv_t, V t) {
 template <class V>
 V log_probability(V z, V m, V sum, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
-  auto const d = math::two_sum(z, math::neg(m));
-  V const q = d.hi * inv_t;
-  V const q_lo = (math::fma(math::neg(q), t, d.hi) + d.lo) * inv_t;
+  auto const q = shifted_quotient(z, m, inv_t, t);
   // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
   V const log_sum = math::log1p(sum - math::c<V>(1));
-  V const value = (q - log_sum) + q_lo;
+  V const value = (q.hi - log_sum) + q.lo;
   return math::select(math::either(m == V(-inf), z == V(-inf)), V(-inf), value);
 }
 

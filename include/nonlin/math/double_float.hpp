@@ -4,6 +4,9 @@
 // tens of ulps downstream (the tanh-GELU cubic, a scaled sigmoid argument, x^2 in the normal
 // density). Every product is exact through fma (Dekker's two-product).
 
+#include <limits>
+#include <type_traits>
+
 #include "constants.hpp"
 #include "ops.hpp"
 
@@ -15,11 +18,27 @@ struct double_float {
   V lo;
 };
 
-// a * b exactly as hi + lo (needs a fused fma; without one lo is only approximate).
+// a * b exactly as hi + lo: one fma where the target has an FMA unit, Dekker's product of
+// Veltkamp-split halves where it has none (|a|, |b| well below the overflow threshold / 2^27).
 template <real_value V>
 inline double_float<V> two_product(V const& a, V const& b) noexcept {
   V const hi = a * b;
+#if NONLIN_HAS_FMA
   return {hi, math::fma(a, b, math::neg(hi))};
+#else
+  using T = scalar_t<V>;
+  constexpr T splitter = std::is_same_v<T, float> ? T(4097) : T(134217729);  // 2^s + 1
+  auto split = [&](V const& x) {
+    V const c = x * V(splitter);
+    V const high = c - (c - x);
+    return double_float<V>{high, x - high};
+  };
+  auto const sa = split(a);
+  auto const sb = split(b);
+  V const err = ((sa.hi * sb.hi - hi) + sa.hi * sb.lo + sa.lo * sb.hi) + sa.lo * sb.lo;
+  // Where the product overflows or is not finite there is no low part to speak of.
+  return {hi, math::select(math::abs(hi) < V(std::numeric_limits<T>::max()), err, V(0))};
+#endif
 }
 
 // a + b exactly as hi + lo, for any a, b (Knuth's two-sum).

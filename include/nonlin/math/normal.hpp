@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "constants.hpp"
+#include "double_float.hpp"
 #include "exp.hpp"
 #include "log.hpp"
 #include "normal_tables.hpp"
@@ -79,8 +80,9 @@ inline normal_at<V> normal(V const& x) noexcept {
                           V(T(octaves - 1)));
   V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
   V const g = math::piecewise_horner(t, j, Tables::mills_tail);  // a m(a)
-  V const h = at * at;
-  V const l = math::fma(at, at, math::neg(h));  // a^2 = h + l
+  auto const a2 = math::two_product(at, at);  // a^2 = h + l exactly
+  V const h = a2.hi;
+  V const l = a2.lo;
   V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
   // One e^(-(h + l)/2) for all four results; each factor goes in before the final scale.
   auto const e = math::exp_parts(h * math::c<V>(-0.5), l * math::c<V>(-0.5));
