@@ -162,6 +162,29 @@ inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, sc
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+// The first `used` lanes of a batch from p (the rest 0), and back: the partial blocks at the
+// end of an inner dimension run the same batch code as full ones.
+template <class B>
+inline B load_lanes(scalar_t<B> const* p, std::size_t used) {
+  if (used == B::size) {
+    return B::load_unaligned(p);
+  }
+  alignas(64) std::array<scalar_t<B>, B::size> buffer{};
+  std::copy_n(p, used, buffer.begin());
+  return B::load_aligned(buffer.data());
+}
+
+template <class B>
+inline void store_lanes(B const& value, scalar_t<B>* p, std::size_t used) {
+  if (used == B::size) {
+    value.store_unaligned(p);
+    return;
+  }
+  alignas(64) std::array<scalar_t<B>, B::size> buffer;
+  value.store_aligned(buffer.data());
+  std::copy_n(buffer.begin(), used, p);
+}
+
 // Normalises every row of `shape` over its axis: stats (max, sum) in one pass, then
 // y = out(z, m, s) in a second. Rows of the rows layout are split across lanes and combined;
 // in the (outer, axis, inner) layout each lane is a row of its own.
@@ -202,30 +225,15 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   // Lanes across inner positions; the tail block goes through zero-padded copies.
   for (std::size_t o = 0; o < shape.outer; ++o) {
     for (std::size_t j = 0; j < shape.inner; j += width) {
-      std::size_t const lanes_used = std::min(width, shape.inner - j);
-      auto load = [&](std::size_t a) {
-        T const* p = x + (o * shape.axis + a) * shape.inner + j;
-        if (lanes_used == width) {
-          return B::load_unaligned(p);
-        }
-        alignas(Arch::alignment()) std::array<T, width> buffer{};
-        std::copy_n(p, lanes_used, buffer.begin());
-        return B::load_aligned(buffer.data());
-      };
+      std::size_t const used = std::min(width, shape.inner - j);
+      auto at = [&](std::size_t a) { return (o * shape.axis + a) * shape.inner + j; };
       running<B> lanes;
       for (std::size_t a = 0; a < shape.axis; ++a) {
-        update(lanes, load(a), B(inv_t), B(t));
+        update(lanes, load_lanes<B>(x + at(a), used), B(inv_t), B(t));
       }
       for (std::size_t a = 0; a < shape.axis; ++a) {
-        B const result = out(load(a), lanes.max, lanes.sum, B(inv_t), B(t));
-        T* q = y + (o * shape.axis + a) * shape.inner + j;
-        if (lanes_used == width) {
-          result.store_unaligned(q);
-        } else {
-          alignas(Arch::alignment()) std::array<T, width> buffer;
-          result.store_aligned(buffer.data());
-          std::copy_n(buffer.begin(), lanes_used, q);
-        }
+        B const z = load_lanes<B>(x + at(a), used);
+        store_lanes(out(z, lanes.max, lanes.sum, B(inv_t), B(t)), y + at(a), used);
       }
     }
   }
@@ -260,30 +268,16 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
   }
   for (std::size_t o = 0; o < shape.outer; ++o) {
     for (std::size_t j = 0; j < shape.inner; j += width) {
-      std::size_t const lanes_used = std::min(width, shape.inner - j);
-      auto load = [&](T const* base, std::size_t a) {
-        T const* p = base + (o * shape.axis + a) * shape.inner + j;
-        if (lanes_used == width) {
-          return B::load_unaligned(p);
-        }
-        alignas(Arch::alignment()) std::array<T, width> buffer{};
-        std::copy_n(p, lanes_used, buffer.begin());
-        return B::load_aligned(buffer.data());
-      };
+      std::size_t const used = std::min(width, shape.inner - j);
+      auto at = [&](std::size_t a) { return (o * shape.axis + a) * shape.inner + j; };
       B reduce(T(0));
       for (std::size_t a = 0; a < shape.axis; ++a) {
-        reduce = reduce + term(load(y, a), load(dy, a));
+        reduce = reduce + term(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used));
       }
       for (std::size_t a = 0; a < shape.axis; ++a) {
-        B const result = grad(load(y, a), load(dy, a), reduce, inv_t);
-        T* q = dx + (o * shape.axis + a) * shape.inner + j;
-        if (lanes_used == width) {
-          result.store_unaligned(q);
-        } else {
-          alignas(Arch::alignment()) std::array<T, width> buffer;
-          result.store_aligned(buffer.data());
-          std::copy_n(buffer.begin(), lanes_used, q);
-        }
+        B const result = grad(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used),
+                              reduce, inv_t);
+        store_lanes(result, dx + at(a), used);
       }
     }
   }
@@ -312,30 +306,39 @@ V log_probability(V z, V m, V sum, V inv_t, V t) {
 
 }  // namespace detail
 
-// y = softmax(x / T) over the axis of `shape`; y may be x itself.
-template <class Arch = xsimd::default_arch, real_scalar T>
-void forward(softmax const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
-  char const* where = "nonlin::forward(softmax)";
-  detail::require_temperature(where, f.temperature);
-  detail::require_layout(where, "x", x.size(), shape);
-  detail::require_same_size<T>(where, "x", x, "y", y);
-  detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
-  detail::normalise<Arch>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
-                          [](auto z, auto m, auto s, auto it, auto t) {
-                            return detail::probability(z, m, s, it, t);
-                          });
-}
+// softmax or log_softmax: the two normalisations of this header.
+template <class F>
+concept normalization = std::same_as<F, softmax> || std::same_as<F, log_softmax>;
 
-template <class Arch = xsimd::default_arch, real_scalar T>
-void forward(log_softmax const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
-  char const* where = "nonlin::forward(log_softmax)";
+namespace detail {
+template <normalization F, real_scalar T>
+void require_backward_arguments(char const* where, F const& f, std::span<T const> y,
+                                std::span<T const> dy, std::span<T> dx, axis_layout shape) {
+  require_temperature(where, f.temperature);
+  require_layout(where, "y", y.size(), shape);
+  require_same_size<T>(where, "y", y, "dy", dy);
+  require_same_size<T>(where, "y", y, "dx", dx);
+  require_no_partial_overlap<T>(where, "dx", dx, "y", y);
+  require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+}
+}  // namespace detail
+
+// y = softmax(x / T) or log_softmax(x / T) over the axis of `shape`; y may be x itself.
+template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
+void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
+  constexpr bool log = std::same_as<F, log_softmax>;
+  char const* where = log ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
   detail::require_temperature(where, f.temperature);
   detail::require_layout(where, "x", x.size(), shape);
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
   detail::normalise<Arch>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
                           [](auto z, auto m, auto s, auto it, auto t) {
-                            return detail::log_probability(z, m, s, it, t);
+                            if constexpr (log) {
+                              return detail::log_probability(z, m, s, it, t);
+                            } else {
+                              return detail::probability(z, m, s, it, t);
+                            }
                           });
 }
 
@@ -343,13 +346,7 @@ void forward(log_softmax const& f, std::span<T const> x, std::span<T> y, axis_la
 template <class Arch = xsimd::default_arch, real_scalar T>
 void backward_from_output(softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
-  char const* where = "nonlin::backward_from_output(softmax)";
-  detail::require_temperature(where, f.temperature);
-  detail::require_layout(where, "y", y.size(), shape);
-  detail::require_same_size<T>(where, "y", y, "dy", dy);
-  detail::require_same_size<T>(where, "y", y, "dx", dx);
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::require_backward_arguments("nonlin::backward_from_output(softmax)", f, y, dy, dx, shape);
   detail::backward_over_axis<Arch>(
       shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
       [](auto p, auto g) { return p * g; },
@@ -361,13 +358,8 @@ void backward_from_output(softmax const& f, std::span<T const> y, std::span<T co
 template <class Arch = xsimd::default_arch, real_scalar T>
 void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
-  char const* where = "nonlin::backward_from_output(log_softmax)";
-  detail::require_temperature(where, f.temperature);
-  detail::require_layout(where, "y", y.size(), shape);
-  detail::require_same_size<T>(where, "y", y, "dy", dy);
-  detail::require_same_size<T>(where, "y", y, "dx", dx);
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::require_backward_arguments("nonlin::backward_from_output(log_softmax)", f, y, dy, dx,
+                                     shape);
   detail::backward_over_axis<Arch>(
       shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
       [](auto logp, auto g) {
@@ -382,14 +374,12 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
 }
 
 // The rows layout: (rows, cols) with rows = x.size() / cols.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-  requires(std::same_as<F, softmax> || std::same_as<F, log_softmax>)
+template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols) {
   forward<Arch>(f, x, y, detail::rows_layout("nonlin::forward", x.size(), cols));
 }
 
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-  requires(std::same_as<F, softmax> || std::same_as<F, log_softmax>)
+template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, std::size_t cols) {
   backward_from_output<Arch>(f, y, dy, dx,
