@@ -21,7 +21,7 @@ void gelu_error(benchmark::State& state) {
     max_err = 0.0;
     for (int i = -500; i <= 500; ++i) {
       double const x = i * 0.01;  // not an accumulated sum: the grid points are exact decimals
-      double const err = std::abs(Approx{}(x) - nonlin::gelu_exact{}(x));
+      double const err = std::abs(Approx{}(x)-nonlin::gelu_exact{}(x));
       if (err > max_err) {
         max_err = err;
         at = x;

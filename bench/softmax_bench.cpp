@@ -115,14 +115,22 @@ void softmax_backward_std(benchmark::State& state) {
 }
 
 BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax)
-    ->Name("softmax/fwd/softmax/float/nonlin")->Arg(1000)->Arg(32000);
+    ->Name("softmax/fwd/softmax/float/nonlin")
+    ->Arg(1000)
+    ->Arg(32000);
 BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax)
-    ->Name("softmax/fwd/log_softmax/float/nonlin")->Arg(1000)->Arg(32000);
+    ->Name("softmax/fwd/log_softmax/float/nonlin")
+    ->Arg(1000)
+    ->Arg(32000);
 BENCHMARK(softmax_std)->Name("softmax/fwd/softmax/float/std")->Arg(1000)->Arg(32000);
 BENCHMARK_TEMPLATE(backward_nonlin, nonlin::softmax)
-    ->Name("softmax/bwdy/softmax/float/nonlin")->Arg(1000)->Arg(32000);
+    ->Name("softmax/bwdy/softmax/float/nonlin")
+    ->Arg(1000)
+    ->Arg(32000);
 BENCHMARK_TEMPLATE(backward_nonlin, nonlin::log_softmax)
-    ->Name("softmax/bwdy/log_softmax/float/nonlin")->Arg(1000)->Arg(32000);
+    ->Name("softmax/bwdy/log_softmax/float/nonlin")
+    ->Arg(1000)
+    ->Arg(32000);
 BENCHMARK(softmax_backward_std)->Name("softmax/bwdy/softmax/float/std")->Arg(1000)->Arg(32000);
 
 }  // namespace

@@ -4,8 +4,10 @@
 #   scripts/setup-deps.sh --bench   the above plus the benchmark peers and plotting
 set -euo pipefail
 
-test_packages=(cmake g++ clang libxsimd-dev googletest libgtest-dev libbenchmark-dev
-               libmpfr-dev libgmp-dev python3)
+# clang-tidy, clang-format: stage lint; libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
+# of clang 14 (Debian 12), stages sanitize and fuzz.
+test_packages=(cmake g++ clang clang-tidy clang-format libclang-rt-14-dev libxsimd-dev googletest
+               libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev python3)
 # ocl-icd-opencl-dev: Debian's dnnl CMake config requires OpenCL, but libdnnl-dev only
 # recommends it, and we install without recommends.
 bench_packages=("${test_packages[@]}" libeigen3-dev libsleef-dev libdnnl-dev ocl-icd-opencl-dev

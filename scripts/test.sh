@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, then builds and runs the whole suite in five
-# configurations, each in its own build tree under build/:
+# The test command: installs what is missing, then lints, builds and runs the whole suite in
+# five configurations, each in its own build tree under build/, then fuzzes:
 #
+#   lint        clang-tidy (.clang-tidy, warnings as errors) on include/nonlin: one TU with
+#               <nonlin/nonlin.hpp> and one per header alone; clang-format --dry-run --Werror on
+#               include/, tests/, bench/, examples/, fuzz/, tools/*.cpp
 #   test        g++, -march=native (AVX-512 here): tests, examples, benchmarks (built), packaging
 #   clang       clang++, -march=native: the same targets, the same tests but packaging
 #   v3          g++, -march=x86-64-v3 (AVX2 + FMA): the tests
 #   v2          g++, -march=x86-64-v2 (SSE4.2, no FMA): the tests
 #   sanitize    clang++, AddressSanitizer + UndefinedBehaviorSanitizer, -fno-sanitize-recover:
 #               tests and examples
+#   fuzz        clang++ libFuzzer + ASan + UBSan builds of fuzz/*_fuzz.cpp, each run for
+#               NONLIN_FUZZ_SECONDS (20) on a copy of its seed corpus (fuzz/corpus/<target>/,
+#               copied to build/fuzz/corpus/ so the committed one is not modified); any crash
+#               fails the stage and leaves its input in build/fuzz/artifacts/
 #
 # Warnings are errors on our targets in every configuration. NONLIN_TEST_STAGES picks a subset,
 # e.g.  NONLIN_TEST_STAGES="test" scripts/test.sh  for the quick native run. Extra arguments go
@@ -18,7 +25,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup-deps.sh --tests
 
 jobs=$(nproc)
-stages=${NONLIN_TEST_STAGES:-"test clang v3 v2 sanitize"}
+stages=${NONLIN_TEST_STAGES:-"lint test clang v3 v2 sanitize fuzz"}
 
 # configure_and_test NAME CXX ARCH_FLAGS EXTRA_CXX_FLAGS CTEST_EXCLUDE_LABELS [cmake args...]
 run_stage() {
@@ -40,6 +47,69 @@ run_stage() {
   echo "=== test stage ${name}: passed in $((SECONDS - started)) s"
 }
 
+# Generated tables (tools/fit_coefficients.py): one coefficient row per line, not reformatted.
+lint_format_excludes='include/nonlin/math/(normal|root)_tables\.hpp$'
+
+run_lint() {
+  echo "=== test stage lint: clang-tidy, clang-format"
+  local started=$SECONDS dir=build/lint
+  rm -rf "$dir" && mkdir -p "$dir"
+  # The TUs live under the source tree so that clang-tidy finds .clang-tidy.
+  echo '#include <nonlin/nonlin.hpp>' >"$dir/nonlin.cpp"
+  local header name
+  for header in include/nonlin/*.hpp include/nonlin/math/*.hpp; do
+    name=${header#include/}
+    echo "#include <${name}>" >"$dir/${name//\//_}.cpp"
+  done
+  # Warnings are errors (.clang-tidy: WarningsAsErrors); only headers under include/nonlin/
+  # report (HeaderFilterRegex), not xsimd or the standard library.
+  find "$dir" -name '*.cpp' -print0 | sort -z |
+    xargs -0 -P "$jobs" -I{} clang-tidy --quiet {} \
+      -header-filter='.*/include/nonlin/.*' -- -std=c++20 -march=native -I"$PWD/include"
+  git ls-files -z --cached --others --exclude-standard -- \
+      'include/*.hpp' 'tests/*.hpp' 'tests/*.cpp' 'bench/*.cpp' 'examples/*.cpp' \
+      'fuzz/*.hpp' 'fuzz/*.cpp' 'tools/*.cpp' |
+    grep -zEv "$lint_format_excludes" |
+    xargs -0 clang-format --dry-run --Werror
+  echo "=== test stage lint: passed in $((SECONDS - started)) s"
+}
+
+run_fuzz() {
+  local seconds=${NONLIN_FUZZ_SECONDS:-20} dir=build/fuzz
+  echo "=== test stage fuzz: clang++ libFuzzer + ASan + UBSan, ${seconds} s per target"
+  local started=$SECONDS
+  cmake -S . -B "$dir" \
+    -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2" \
+    -DNONLIN_ARCH_FLAGS=-march=native \
+    -DNONLIN_WARNINGS_AS_ERRORS=ON \
+    -DNONLIN_BUILD_FUZZERS=ON \
+    -DNONLIN_BUILD_TESTS=OFF -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF \
+    -DNONLIN_INSTALL=OFF >/dev/null
+  cmake --build "$dir" -j "$jobs"
+  rm -rf "$dir/corpus" "$dir/artifacts" && mkdir -p "$dir/artifacts"
+  local target
+  for target in elementwise_fuzz softmax_fuzz glu_fuzz; do
+    mkdir -p "$dir/corpus" && cp -r "fuzz/corpus/$target" "$dir/corpus/"
+    echo "--- ${target}"
+    # A crash (an abort from a failed check, a sanitizer report, a leak, a timeout or more than
+    # 2 GB) exits non-zero; libFuzzer writes the input to $dir/artifacts/ and prints it.
+    local status=0
+    "$dir/fuzz/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 \
+      -timeout=10 -print_final_stats=1 -artifact_prefix="$dir/artifacts/${target}-" \
+      "$dir/corpus/$target" >"$dir/${target}.log" 2>&1 || status=$?
+    # The log without the progress lines: the outcome, the stats, any report.
+    grep -Ev '^(#[0-9]+ +(NEW|REDUCE|pulse|RELOAD)|\s+NEW_FUNC)' "$dir/${target}.log" | tail -n 40
+    if [[ $status -ne 0 ]] || compgen -G "$dir/artifacts/${target}-*" >/dev/null; then
+      echo "test.sh: ${target} failed (exit ${status}); reproduce with:" \
+           "$dir/fuzz/$target $dir/artifacts/${target}-*" >&2
+      exit 1
+    fi
+  done
+  echo "=== test stage fuzz: passed in $((SECONDS - started)) s"
+}
+
 ctest_args=("$@")
 for stage in $stages; do
   case "$stage" in
@@ -52,7 +122,9 @@ for stage in $stages; do
     sanitize) run_stage sanitize clang++ -march=native \
                 "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
                 "exhaustive|package" -DNONLIN_BUILD_BENCHMARKS=OFF ;;
-    *) echo "test.sh: unknown stage '$stage' (test clang v3 v2 sanitize)" >&2; exit 2 ;;
+    lint) run_lint ;;
+    fuzz) run_fuzz ;;
+    *) echo "test.sh: unknown stage '$stage' (lint test clang v3 v2 sanitize fuzz)" >&2; exit 2 ;;
   esac
 done
 echo "test.sh: all stages passed (${stages})"

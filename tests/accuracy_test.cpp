@@ -41,7 +41,7 @@ using accuracy::window;
 // forward, derivative. Without an FMA unit (x86-64-v2 and older) nonlin's polynomials and
 // error terms round twice per step: there the bound is 5 (4.6 measured, gelu_tanh' in double).
 constexpr double ulp_bound = NONLIN_HAS_FMA ? 4.0 : 5.0;
-constexpr double from_output_bound = 4.0;      // excess of from_output, see accuracy_scan.hpp
+constexpr double from_output_bound = 4.0;  // excess of from_output, see accuracy_scan.hpp
 
 // Rows with a derivative zero crossing (silu/swish/gelu_quick, gelu_exact, gelu_tanh, mish)
 // that may exceed the bound inside `where`, with the figure measured there and why. The rest of
@@ -253,8 +253,9 @@ void check_type(std::string_view name, F const& f) {
     }
     auto const* k = known(name, which, type);
     if (k != nullptr) {
-      note += std::string(note.empty() ? "" : "; ") + "known_over_bound in [" + format_x(k->where.lo) +
-              ", " + format_x(k->where.hi) + "]: " + std::string(k->measured);
+      note += std::string(note.empty() ? "" : "; ") + "known_over_bound in [" +
+              format_x(k->where.lo) + ", " + format_x(k->where.hi) +
+              "]: " + std::string(k->measured);
       if (row.inside.value <= bound) {
         note += " -- STALE: within the bound now";
       }
@@ -271,13 +272,14 @@ void check_type(std::string_view name, F const& f) {
     if (row.inside.value >= 0) {
       std::printf("%-13s %-17s %-40s\n", "", "  inside window", format_max(row.inside).c_str());
     }
-    EXPECT_LE(row.outside.value, bound)
-        << name << " " << what << ": max " << row.outside.value << " ulp at x = " << format_x(row.outside.at);
+    EXPECT_LE(row.outside.value, bound) << name << " " << what << ": max " << row.outside.value
+                                        << " ulp at x = " << format_x(row.outside.at);
   }
   // The screening never fell short of MPFR by more than a quarter of its margin.
   constexpr double allowed_shortfall = accuracy::scanner<F, T>::margin_scale / 4;
   EXPECT_LE(r.estimate_shortfall.value, allowed_shortfall)
-      << name << " " << type << ": screening estimate short at x = " << format_x(r.estimate_shortfall.at);
+      << name << " " << type
+      << ": screening estimate short at x = " << format_x(r.estimate_shortfall.at);
   std::printf("%-13s %-17s points %lld, MPFR evaluations %lld\n", std::string(name).c_str(),
               std::string(type).c_str(), static_cast<long long>(r.points),
               static_cast<long long>(r.mpfr_points));
@@ -416,7 +418,7 @@ TEST(AccuracyReference, FormulasMatchTheDirectMpfrOnes) {
   EXPECT_EQ(reference::evaluate(nonlin::hardswish{}, -3.0).derivative.to_double(), 0.0);
   EXPECT_EQ(reference::evaluate(nonlin::hardswish{}, 3.0).derivative.to_double(), 1.0);
   EXPECT_DOUBLE_EQ(reference::evaluate(nonlin::softplus{}, 20.0).forward.to_double(),
-            std::log1p(std::exp(20.0)));
+                   std::log1p(std::exp(20.0)));
   EXPECT_EQ(reference::evaluate(nonlin::softplus{}, 20.000001).forward.to_double(), 20.000001);
 }
 

@@ -73,7 +73,8 @@ static_assert(output_differentiable<relu, xsimd::batch<float>>);
 static_assert(output_differentiable<elu, float> && output_differentiable<selu, float> &&
               output_differentiable<celu, float> && output_differentiable<leaky_relu, float>);
 static_assert(output_differentiable<softplus, float> && output_differentiable<log_sigmoid, float>);
-static_assert(!output_differentiable<gelu_exact, float> && !output_differentiable<gelu_tanh, float>);
+static_assert(!output_differentiable<gelu_exact, float> &&
+              !output_differentiable<gelu_tanh, float>);
 static_assert(!output_differentiable<gelu_quick, float> && !output_differentiable<silu, float>);
 static_assert(!output_differentiable<swish, float> && !output_differentiable<mish, float>);
 static_assert(!output_differentiable<hardswish, float> &&

@@ -39,9 +39,9 @@ std::vector<T> inputs(std::size_t n, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(-30, 30);
   using L = std::numeric_limits<T>;
-  std::vector<T> const special = {T(0),        -T(0),       L::infinity(), -L::infinity(),
-                                  L::quiet_NaN(), L::max(),  -L::max(),     L::denorm_min(),
-                                  -L::denorm_min(), L::min(), T(1),         T(-1)};
+  std::vector<T> const special = {
+      T(0),      -T(0),           L::infinity(),    -L::infinity(), L::quiet_NaN(), L::max(),
+      -L::max(), L::denorm_min(), -L::denorm_min(), L::min(),       T(1),           T(-1)};
   std::vector<T> values(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (i % 7 == 3) {
@@ -189,8 +189,8 @@ TYPED_TEST(Kernels, PreluForwardBackwardAndAlphaGradient) {
       for (std::size_t i = 0; i < dy.size(); ++i) {
         dy[i] = T(0.25) * T(static_cast<int>(i % 9) - 4);
       }
-      std::vector<T> const alpha = shared ? std::vector<T>{T(0.2)}
-                                          : std::vector<T>{T(0.1), T(0.2), T(-0.3), T(0.0)};
+      std::vector<T> const alpha =
+          shared ? std::vector<T>{T(0.2)} : std::vector<T>{T(0.1), T(0.2), T(-0.3), T(0.0)};
       std::vector<T> y(shape.size());
       std::vector<T> dx(shape.size());
       std::vector<T> dalpha(alpha.size(), T(123));

@@ -63,9 +63,8 @@ TYPED_TEST(ReferenceTable, SigmoidTanhReluFamily) {
     // The same derivatives from the saved outputs, as the documents write them.
     expect_printed<V>([](V x) { return sigmoid{}.derivative_from_output(sigmoid{}(x)); }, r.x,
                       r.dsigmoid, 6, "s(1-s)");
-    expect_printed<V>(
-        [](V x) { return nonlin::tanh{}.derivative_from_output(nonlin::tanh{}(x)); }, r.x,
-        r.dtanh, 6, "1-t^2");
+    expect_printed<V>([](V x) { return nonlin::tanh{}.derivative_from_output(nonlin::tanh{}(x)); },
+                      r.x, r.dtanh, 6, "1-t^2");
   }
 }
 
@@ -145,8 +144,8 @@ TEST(ReferenceDouble, GeluApproximationGridMaxima) {
   for (int i = -500; i <= 500; ++i) {
     double const x = i * 0.01;
     double const exact = gelu_exact{}(x);
-    max_tanh = std::max(max_tanh, std::abs(gelu_tanh{}(x) - exact));
-    max_quick = std::max(max_quick, std::abs(gelu_quick{}(x) - exact));
+    max_tanh = std::max(max_tanh, std::abs(gelu_tanh{}(x)-exact));
+    max_quick = std::max(max_quick, std::abs(gelu_quick{}(x)-exact));
     double const h = 1e-5;
     double const cd = (gelu_quick{}(x + h) - gelu_quick{}(x - h)) / (2 * h);
     max_cd = std::max(max_cd, std::abs(cd - gelu_quick{}.derivative(x)));

@@ -61,8 +61,8 @@ TYPED_TEST(Softmax, DocumentValues) {
   std::vector<T> const log_p = log_softmax_of<T>({1000, 0}, 1, 2);
   EXPECT_EQ(log_p[0], T(0));
   EXPECT_EQ(log_p[1], T(-1000));  // finite where the probability underflows
-  for (std::vector<T> const& row : {softmax_of<T>({2, 1, T(0.1)}, 1, 3),
-                                    softmax_of<T>({1000, 1001, 999}, 1, 3)}) {
+  for (std::vector<T> const& row :
+       {softmax_of<T>({2, 1, T(0.1)}, 1, 3), softmax_of<T>({1000, 1001, 999}, 1, 3)}) {
     EXPECT_NEAR(row[0] + row[1] + row[2], 1.0, 4 * std::numeric_limits<T>::epsilon());
   }
 }
@@ -71,9 +71,9 @@ TEST(SoftmaxDouble, CrossEntropyGradientOfTheDocuments) {
   std::vector<double> const z = {2, 1, 0.1};
   std::vector<std::int64_t> const target = {0};
   std::vector<double> dz(3);
-  double const loss = softmax_cross_entropy(softmax{}, std::span<double const>(z),
-                                            std::span<std::int64_t const>(target),
-                                            std::span<double>(dz), 3);
+  double const loss =
+      softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                            std::span<std::int64_t const>(target), std::span<double>(dz), 3);
   EXPECT_NEAR(dz[0], -0.340999, 0.5e-6);
   EXPECT_NEAR(dz[1], 0.242433, 0.5e-6);
   EXPECT_NEAR(dz[2], 0.098566, 0.5e-6);
@@ -138,8 +138,8 @@ TYPED_TEST(Softmax, MaskingPolicy) {
   T const inf = std::numeric_limits<T>::infinity();
   T const nan = std::numeric_limits<T>::quiet_NaN();
   // Row 0 partly masked, row 1 fully masked, row 2 has a NaN, row 3 a +inf, row 4 is plain.
-  std::vector<T> const x = {1, -inf, 2, -inf,  -inf, -inf, -inf, -inf, 1, nan, 2, 3,
-                            1, inf, 2, 3,      0, 0, 0, 0};
+  std::vector<T> const x = {1, -inf, 2, -inf, -inf, -inf, -inf, -inf, 1, nan,
+                            2, 3,    1, inf,  2,    3,    0,    0,    0, 0};
   std::vector<T> const p = softmax_of(x, 1, 4);
   std::vector<T> const lp = log_softmax_of(x, 1, 4);
   EXPECT_EQ(p[1], T(0));
@@ -259,15 +259,13 @@ TEST(SoftmaxDouble, CrossEntropyGradientMatchesCentralDifferences) {
           for (std::size_t i = 0; i < x.size(); ++i) {
             moved[i] = x[i] + step * v[i];
           }
-          double const l =
-              soft ? softmax_cross_entropy(softmax{.temperature = t},
-                                           std::span<double const>(moved),
-                                           std::span<double const>(q), std::span<double>(dz), cols,
-                                           red)
-                   : softmax_cross_entropy(softmax{.temperature = t},
-                                           std::span<double const>(moved),
-                                           std::span<std::int64_t const>(targets),
-                                           std::span<double>(dz), cols, red);
+          double const l = soft ? softmax_cross_entropy(
+                                      softmax{.temperature = t}, std::span<double const>(moved),
+                                      std::span<double const>(q), std::span<double>(dz), cols, red)
+                                : softmax_cross_entropy(softmax{.temperature = t},
+                                                        std::span<double const>(moved),
+                                                        std::span<std::int64_t const>(targets),
+                                                        std::span<double>(dz), cols, red);
           if (grad != nullptr) {
             *grad = dz;
           }
@@ -338,7 +336,8 @@ TYPED_TEST(Softmax, AxisLayoutMatchesRowsOnTransposedData) {
             if (std::isinf(want)) {
               EXPECT_EQ(got, want);
             } else {
-              EXPECT_NEAR(got, want, 8 * std::numeric_limits<T>::epsilon() * std::max(T(1), std::abs(want)));
+              EXPECT_NEAR(got, want,
+                          8 * std::numeric_limits<T>::epsilon() * std::max(T(1), std::abs(want)));
             }
           }
         }
@@ -405,7 +404,8 @@ TYPED_TEST(Softmax, NarrowerArchitecturesAgree) {
     std::vector<T> y(x.size());
     forward<Arch>(softmax{.temperature = 0.8}, std::span<T const>(x), std::span<T>(y), cols);
     for (std::size_t i = 0; i < y.size(); ++i) {
-      EXPECT_NEAR(y[i], wide[i], (4.0 + double(cols) / 16) * std::numeric_limits<T>::epsilon() * wide[i])
+      EXPECT_NEAR(y[i], wide[i],
+                  (4.0 + double(cols) / 16) * std::numeric_limits<T>::epsilon() * wide[i])
           << Arch::name() << " " << i;
     }
   };
@@ -418,12 +418,52 @@ TYPED_TEST(Softmax, NarrowerArchitecturesAgree) {
   check(xsimd::default_arch{});
 }
 
+// Three contract breaks the fuzzers found (fuzz/README.md), pinned.
+TEST(SoftmaxFuzzerFindings, TemperatureMustFitTheElementType) {
+  std::vector<float> const x = {1, 0};
+  std::vector<float> y(2, std::numeric_limits<float>::quiet_NaN());
+  for (double t : {1e-300, 1e39}) {
+    EXPECT_THROW(
+        forward(softmax{.temperature = t}, std::span<float const>(x), std::span<float>(y), 2),
+        std::invalid_argument);
+  }
+  EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]));
+  std::vector<double> const xd = {1, 0};
+  std::vector<double> yd(2);
+  EXPECT_NO_THROW(forward(softmax{.temperature = 1e-300}, std::span<double const>(xd),
+                          std::span<double>(yd), 2));
+}
+
+TEST(SoftmaxFuzzerFindings, NanWithMaskedEntriesIsANanRow) {
+  float const inf = std::numeric_limits<float>::infinity();
+  std::vector<float> const x = {std::numeric_limits<float>::quiet_NaN(), -inf};
+  std::vector<float> const p = softmax_of(x, 1, 2);
+  std::vector<float> const lp = log_softmax_of(x, 1, 2);
+  EXPECT_TRUE(std::isnan(p[0]));
+  EXPECT_TRUE(std::isnan(lp[0]));
+  std::vector<std::int64_t> const target = {0};
+  std::vector<float> dz(2);
+  float const loss =
+      softmax_cross_entropy(softmax{}, std::span<float const>(x),
+                            std::span<std::int64_t const>(target), std::span<float>(dz), 2);
+  EXPECT_TRUE(std::isnan(loss));
+}
+
+TEST(SoftmaxFuzzerFindings, LogitsFartherApartThanTheLargestDouble) {
+  double const big = std::numeric_limits<double>::max();
+  std::vector<double> const x = {big, -big / 2};
+  std::vector<double> const lp = log_softmax_of(x, 4, 2);
+  EXPECT_EQ(lp[0], 0.0);
+  EXPECT_NEAR(lp[1] / big, -0.375, 1e-12);
+}
+
 TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
   using T = TypeParam;
   T const nan = std::numeric_limits<T>::quiet_NaN();
   std::vector<T> x(12, T(1));
   std::vector<T> y(12, nan);
-  EXPECT_THROW(forward(softmax{}, std::span<T const>(x), std::span<T>(y), 5), std::invalid_argument);
+  EXPECT_THROW(forward(softmax{}, std::span<T const>(x), std::span<T>(y), 5),
+               std::invalid_argument);
   EXPECT_THROW(forward(softmax{}, std::span<T const>(x), std::span<T>(y), axis_layout{2, 3, 3}),
                std::invalid_argument);
   std::vector<T> short_y(11, nan);
@@ -443,10 +483,10 @@ TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
                std::invalid_argument);
   std::vector<std::int64_t> const good = {0, 1, 2};
   std::vector<T> losses(2, nan);
-  EXPECT_THROW(softmax_cross_entropy(softmax{}, std::span<T const>(x),
-                                     std::span<std::int64_t const>(good), std::span<T>(y), 4,
-                                     reduction::none, -100, std::span<T>(losses)),
-               std::invalid_argument);
+  EXPECT_THROW(
+      softmax_cross_entropy(softmax{}, std::span<T const>(x), std::span<std::int64_t const>(good),
+                            std::span<T>(y), 4, reduction::none, -100, std::span<T>(losses)),
+      std::invalid_argument);
   for (T v : y) {
     EXPECT_TRUE(std::isnan(v));
   }
@@ -456,10 +496,9 @@ TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
   // Per-row losses with reduction none; ignore_index rows give 0.
   std::vector<std::int64_t> const with_ignored = {0, -100, 3};
   std::vector<T> row_losses(3, nan);
-  T const total = softmax_cross_entropy(softmax{}, std::span<T const>(x),
-                                        std::span<std::int64_t const>(with_ignored),
-                                        std::span<T>(y), 4, reduction::none, -100,
-                                        std::span<T>(row_losses));
+  T const total = softmax_cross_entropy(
+      softmax{}, std::span<T const>(x), std::span<std::int64_t const>(with_ignored),
+      std::span<T>(y), 4, reduction::none, -100, std::span<T>(row_losses));
   EXPECT_NEAR(row_losses[0], std::log(4.0), 1e-6);
   EXPECT_EQ(row_losses[1], T(0));
   EXPECT_NEAR(total, 2 * std::log(4.0), 1e-5);

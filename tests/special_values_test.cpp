@@ -39,8 +39,9 @@ TYPED_TEST(SpecialValues, FiniteInputsGiveFiniteResults) {
   using V = TypeParam;
   using T = scalar_t<V>;
   using L = std::numeric_limits<T>;
-  std::vector<T> const xs = {T(0), -T(0), L::denorm_min(), -L::denorm_min(), L::min(), -L::min(),
-                             T(1e-30), T(-1e-30), T(-50), T(50), T(-700), T(700), -L::max()};
+  std::vector<T> const xs = {T(0),      -T(0),    L::denorm_min(), -L::denorm_min(), L::min(),
+                             -L::min(), T(1e-30), T(-1e-30),       T(-50),           T(50),
+                             T(-700),   T(700),   -L::max()};
   for_each_functor([&](auto const& entry) {
     SCOPED_TRACE(std::string(entry.name));
     auto const& f = entry.f;
@@ -79,8 +80,7 @@ TYPED_TEST(SpecialValues, InfinityGivesTheLimit) {
   check(hardtanh{}, "hardtanh", {-1, 1, 0, 0});
   check(leaky_relu{}, "leaky_relu", {-inf, inf, T(0.01), 1});
   check(elu{}, "elu", {-1, inf, 0, 1});
-  check(selu{}, "selu", {T(-math::selu_lambda * math::selu_alpha), inf, 0,
-                         T(math::selu_lambda)});
+  check(selu{}, "selu", {T(-math::selu_lambda * math::selu_alpha), inf, 0, T(math::selu_lambda)});
   check(celu{.alpha = 2}, "celu", {-2, inf, 0, 1});
   check(sigmoid{}, "sigmoid", {0, 1, 0, 0});
   check(nonlin::tanh{}, "tanh", {-1, 1, 0, 0});

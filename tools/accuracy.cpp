@@ -85,11 +85,13 @@ void double_chunk(std::string const& name, F const& f, settings const& s, std::i
   std::int64_t const begin = grid * chunk / double_chunks;
   std::int64_t const end = grid * (chunk + 1) / double_chunks;
   for (std::int64_t k = begin; k < end; ++k) {
-    scan.add(-40.0 + (static_cast<double>(k) + 0.3819660112501051) * (80.0 / static_cast<double>(grid)));
+    scan.add(-40.0 +
+             (static_cast<double>(k) + 0.3819660112501051) * (80.0 / static_cast<double>(grid)));
   }
   std::int64_t const random = s.samples - grid;
   accuracy::bit_source bits(0x5eedf64ULL + static_cast<std::uint64_t>(chunk));
-  for (std::int64_t k = random * chunk / double_chunks; k < random * (chunk + 1) / double_chunks; ++k) {
+  for (std::int64_t k = random * chunk / double_chunks; k < random * (chunk + 1) / double_chunks;
+       ++k) {
     scan.add(bits.finite<double>());
   }
   std::lock_guard<std::mutex> lock(results_mutex);
@@ -149,9 +151,9 @@ bool parse(int argc, char** argv, settings& s) {
 int main(int argc, char** argv) {
   settings s;
   if (!parse(argc, argv, s)) {
-    std::fprintf(stderr,
-                 "usage: %s [--exhaustive] [--samples N] [--stride S] [--threads T] [--only NAME]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr, "usage: %s [--exhaustive] [--samples N] [--stride S] [--threads T] [--only NAME]\n",
+        argv[0]);
     return 2;
   }
   if ((std::uint64_t{1} << 32) / float_chunks % s.stride != 0) {
@@ -204,17 +206,21 @@ int main(int argc, char** argv) {
   for (auto& t : pool) {
     t.join();
   }
-  double const secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double const secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "\n");
 
-  std::printf("nonlin %d.%d.%d, max ULP against MPFR (%d bits); float: %s, double: %lld samples; %.0f s\n\n",
-              NONLIN_VERSION_MAJOR, NONLIN_VERSION_MINOR, NONLIN_VERSION_PATCH,
-              static_cast<int>(reference::precision),
-              s.exhaustive ? "all 2^32 bit patterns"
-                           : ("every " + std::to_string(s.stride) + "th bit pattern").c_str(),
-              static_cast<long long>(s.samples), secs);
-  std::printf("| function | fwd f32 max ULP | deriv f32 | fwd f64 | deriv f64 | "
-              "from output f32: excess; raw | from output f64: excess; raw |\n");
+  std::printf(
+      "nonlin %d.%d.%d, max ULP against MPFR (%d bits); float: %s, double: %lld samples; %.0f "
+      "s\n\n",
+      NONLIN_VERSION_MAJOR, NONLIN_VERSION_MINOR, NONLIN_VERSION_PATCH,
+      static_cast<int>(reference::precision),
+      s.exhaustive ? "all 2^32 bit patterns"
+                   : ("every " + std::to_string(s.stride) + "th bit pattern").c_str(),
+      static_cast<long long>(s.samples), secs);
+  std::printf(
+      "| function | fwd f32 max ULP | deriv f32 | fwd f64 | deriv f64 | "
+      "from output f32: excess; raw | from output f64: excess; raw |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (std::string const& name : order) {
     row_results const& r = results[name];
@@ -225,10 +231,12 @@ int main(int argc, char** argv) {
     std::string dfo64 = "n/a";
     if (r.from_output) {
       dfo32 = cell(at(r.f32, member::from_output)) + "; " + cell(r.f32.raw_from_output);
-      dfo64 = cell_double(at(r.f64, member::from_output)) + "; " + cell_double(r.f64.raw_from_output);
+      dfo64 =
+          cell_double(at(r.f64, member::from_output)) + "; " + cell_double(r.f64.raw_from_output);
     }
     std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
-                cell(at(r.f32, member::forward)).c_str(), cell(at(r.f32, member::derivative)).c_str(),
+                cell(at(r.f32, member::forward)).c_str(),
+                cell(at(r.f32, member::derivative)).c_str(),
                 cell_double(at(r.f64, member::forward)).c_str(),
                 cell_double(at(r.f64, member::derivative)).c_str(), dfo32.c_str(), dfo64.c_str());
   }

@@ -29,7 +29,7 @@
 namespace {
 
 constexpr std::size_t seq = 6, dim = 8;  // T and d
-constexpr std::size_t pad = 1;            // the first `pad` positions are padding
+constexpr std::size_t pad = 1;           // the first `pad` positions are padding
 constexpr double minus_inf = -std::numeric_limits<double>::infinity();
 
 using matrix = std::vector<double>;  // row-major
@@ -105,8 +105,10 @@ int main() {
   matrix ds(seq * seq);
   scores_gradient(scores, v, r, ds);
 
-  std::printf("attention: T = %zu, d = %zu, temperature sqrt(d) = %.4f, %zu pad position(s), "
-              "causal mask\n", seq, dim, attention_softmax.temperature, pad);
+  std::printf(
+      "attention: T = %zu, d = %zu, temperature sqrt(d) = %.4f, %zu pad position(s), "
+      "causal mask\n",
+      seq, dim, attention_softmax.temperature, pad);
   std::printf("probabilities (row = query, column = key, '-' = masked):\n");
   double worst_sum = 0;
   for (std::size_t i = 0; i < seq; ++i) {
@@ -114,8 +116,10 @@ int main() {
     std::printf("  q%zu:", i);
     for (std::size_t j = 0; j < seq; ++j) {
       sum += p[i * seq + j];
-      if (masked(i, j)) std::printf("      -");
-      else std::printf(" %6.4f", p[i * seq + j]);
+      if (masked(i, j))
+        std::printf("      -");
+      else
+        std::printf(" %6.4f", p[i * seq + j]);
     }
     std::printf("   sum %.6f\n", sum);
     if (i >= pad) worst_sum = std::max(worst_sum, std::abs(sum - 1));
@@ -128,8 +132,10 @@ int main() {
     bool const fully_masked = i < pad;
     for (std::size_t j = 0; j < seq; ++j) {
       bool const zero = p[i * seq + j] == 0 && ds[i * seq + j] == 0;
-      if (fully_masked) row_zero = row_zero && zero;
-      else if (masked(i, j)) entries_zero = entries_zero && zero;
+      if (fully_masked)
+        row_zero = row_zero && zero;
+      else if (masked(i, j))
+        entries_zero = entries_zero && zero;
     }
     for (std::size_t c = 0; fully_masked && c < dim; ++c) {
       row_zero = row_zero && o[i * dim + c] == 0;
@@ -141,7 +147,8 @@ int main() {
   std::printf("\n  dS =");
   for (std::size_t j = 0; j < seq; ++j) std::printf(" %g", ds[j] + 0.0);  // + 0.0: -0 prints 0
   std::printf("\nmasked row: %s\n", row_zero ? "all zero" : "NOT ZERO");
-  std::printf("masked entries: %s\n", entries_zero ? "zero probability, zero gradient" : "NOT ZERO");
+  std::printf("masked entries: %s\n",
+              entries_zero ? "zero probability, zero gradient" : "NOT ZERO");
   std::printf("unmasked rows sum to 1: max |sum - 1| = %.1e\n", worst_sum);
 
   // dS against central differences along 8 random directions over the finite scores.
@@ -149,10 +156,12 @@ int main() {
   opts.directions = 8;
   nonlin::gradient_check_result const check = nonlin::check_gradient(
       [&](std::span<double const> s) { return loss_of_scores(s, v, r); },
-      [&](std::span<double const> s, std::span<double> g) { scores_gradient(s, v, r, g); },
-      scores, opts);
-  std::printf("directional check of dS: %zu directions, %zu masked scores left at -inf, "
-              "max relative error %.2e\n", check.checked, check.skipped, check.max_error);
+      [&](std::span<double const> s, std::span<double> g) { scores_gradient(s, v, r, g); }, scores,
+      opts);
+  std::printf(
+      "directional check of dS: %zu directions, %zu masked scores left at -inf, "
+      "max relative error %.2e\n",
+      check.checked, check.skipped, check.max_error);
   bool const ok = row_zero && entries_zero && worst_sum < 1e-12 && check.passed;
   std::printf("gradient check: %s\n", check.passed ? "ok" : "FAILED");
   std::printf("attention softmax: %s\n", ok ? "ok" : "FAILED");

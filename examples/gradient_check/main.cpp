@@ -43,8 +43,8 @@ struct learned_swish {
   }
 
   // dx and dw from dy. `forget_the_gate` drops the du * w term of dx: a classic mistake.
-  void backward(saved const& keep, std::vector<T> const& dy, std::vector<T>& dx,
-                std::vector<T>& dw, bool forget_the_gate = false) const {
+  void backward(saved const& keep, std::vector<T> const& dy, std::vector<T>& dx, std::vector<T>& dw,
+                bool forget_the_gate = false) const {
     std::vector<T> g(dy.size()), du(dy.size());
     for (std::size_t i = 0; i < dy.size(); ++i) g[i] = dy[i] * keep.x[i];
     nonlin::backward_from_output(nonlin::sigmoid{}, keep.s, g, du);  // du = g s (1 - s)

@@ -163,8 +163,8 @@ int main() {
   for (double& v : rc) v = uniform(-1, 1);
 
   saved const s = forward(p);
-  std::printf("LSTM step: batch %zu, input %zu, hidden %zu; loss L = %.12f\n", batch, input,
-              hidden, loss(s, rh, rc));
+  std::printf("LSTM step: batch %zu, input %zu, hidden %zu; loss L = %.12f\n", batch, input, hidden,
+              loss(s, rh, rc));
   std::printf("h[0] =");
   for (std::size_t j = 0; j < hidden; ++j) std::printf(" %+.6f", s.h[j]);
   std::printf("\n");
@@ -189,8 +189,7 @@ int main() {
       tensors const d = backward(q, forward(q), rh, rc);
       std::copy((d.*e.member).begin(), (d.*e.member).end(), g.begin());
     };
-    nonlin::gradient_check_result const r =
-        nonlin::check_gradient(loss_at, grad_at, p.*e.member);
+    nonlin::gradient_check_result const r = nonlin::check_gradient(loss_at, grad_at, p.*e.member);
     std::printf("  dL/d%-7s %3zu entries  max relative error %.2e  (analytic %+.6f at [%zu])\n",
                 e.name, r.checked, r.max_error, r.analytic, r.worst_index);
     worst = std::max(worst, r.max_error);

@@ -47,8 +47,8 @@ void matmul(std::vector<T> const& a, std::vector<T> const& b, std::vector<T>& c,
 
 // c (k x m) = a^T b, a (n x k), b (n x m): the weight gradient of x W.
 template <class T>
-void matmul_at_b(std::vector<T> const& a, std::vector<T> const& b, std::vector<T>& c,
-                 std::size_t n, std::size_t k, std::size_t m) {
+void matmul_at_b(std::vector<T> const& a, std::vector<T> const& b, std::vector<T>& c, std::size_t n,
+                 std::size_t k, std::size_t m) {
   c.assign(k * m, T(0));
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t p = 0; p < k; ++p) {
@@ -60,8 +60,8 @@ void matmul_at_b(std::vector<T> const& a, std::vector<T> const& b, std::vector<T
 
 // c (n x k) = a b^T, a (n x m), b (k x m): the input gradient of x W.
 template <class T>
-void matmul_a_bt(std::vector<T> const& a, std::vector<T> const& b, std::vector<T>& c,
-                 std::size_t n, std::size_t m, std::size_t k) {
+void matmul_a_bt(std::vector<T> const& a, std::vector<T> const& b, std::vector<T>& c, std::size_t n,
+                 std::size_t m, std::size_t k) {
   c.assign(n * k, T(0));
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t p = 0; p < k; ++p) {
@@ -98,16 +98,16 @@ struct plain_ffn {
     x = input;
     matmul(x, w1, h, tokens, d, hidden);  // h = x W1
     a.resize(h.size());
-    nonlin::forward(act, h, a);  // a = act(h)
+    nonlin::forward(act, h, a);             // a = act(h)
     matmul(a, w2, out, tokens, hidden, d);  // out = a W2
   }
   void backward(std::vector<T> const& dout, std::vector<T>& dx, std::size_t tokens) {
     std::vector<T> da, dh(h.size());
     matmul_at_b(a, dout, dw2, tokens, hidden, d);  // dW2 = a^T dout
     matmul_a_bt(dout, w2, da, tokens, d, hidden);  // da = dout W2^T
-    nonlin::backward(act, h, da, dh);  // dh = da * act'(h)
-    matmul_at_b(x, dh, dw1, tokens, d, hidden);  // dW1 = x^T dh
-    matmul_a_bt(dh, w1, dx, tokens, hidden, d);  // dx = dh W1^T
+    nonlin::backward(act, h, da, dh);              // dh = da * act'(h)
+    matmul_at_b(x, dh, dw1, tokens, d, hidden);    // dW1 = x^T dh
+    matmul_a_bt(dh, w1, dx, tokens, hidden, d);    // dx = dh W1^T
   }
   std::vector<T>* weights(int k) { return k == 0 ? &w1 : &w2; }
   std::vector<T>* gradients(int k) { return k == 0 ? &dw1 : &dw2; }
@@ -122,8 +122,7 @@ struct gated_ffn {
   Gated f{};
   static constexpr nonlin::glu_split split = nonlin::glu_split::value_first;
 
-  gated_ffn(std::size_t d_model, std::uint32_t seed)
-      : d(d_model), hidden((8 * d_model + 1) / 3) {
+  gated_ffn(std::size_t d_model, std::uint32_t seed) : d(d_model), hidden((8 * d_model + 1) / 3) {
     init(w_in, d, 2 * hidden, seed);
     init(w2, hidden, d, seed + 1);
   }
@@ -133,15 +132,15 @@ struct gated_ffn {
     matmul(x, w_in, u, tokens, d, 2 * hidden);  // u = x [V | W], (tokens, 2H)
     a.resize(tokens * hidden);
     nonlin::gated_forward_fused(f, u, a, tokens, split);  // a = value * act(gate)
-    matmul(a, w2, out, tokens, hidden, d);  // out = a W2
+    matmul(a, w2, out, tokens, hidden, d);                // out = a W2
   }
   void backward(std::vector<T> const& dout, std::vector<T>& dx, std::size_t tokens) {
     std::vector<T> da, du(u.size());
-    matmul_at_b(a, dout, dw2, tokens, hidden, d);  // dW2 = a^T dout
-    matmul_a_bt(dout, w2, da, tokens, d, hidden);  // da = dout W2^T
+    matmul_at_b(a, dout, dw2, tokens, hidden, d);               // dW2 = a^T dout
+    matmul_a_bt(dout, w2, da, tokens, d, hidden);               // da = dout W2^T
     nonlin::gated_backward_fused(f, u, da, du, tokens, split);  // d value, d gate
-    matmul_at_b(x, du, dw_in, tokens, d, 2 * hidden);  // d[V | W] = x^T du
-    matmul_a_bt(du, w_in, dx, tokens, 2 * hidden, d);  // dx = du [V | W]^T
+    matmul_at_b(x, du, dw_in, tokens, d, 2 * hidden);           // d[V | W] = x^T du
+    matmul_a_bt(du, w_in, dx, tokens, 2 * hidden, d);           // dx = du [V | W]^T
   }
   std::vector<T>* weights(int k) { return k == 0 ? &w_in : &w2; }
   std::vector<T>* gradients(int k) { return k == 0 ? &dw_in : &dw2; }
@@ -191,7 +190,10 @@ check_summary check(Model model, std::size_t tokens) {
     auto set = [&](std::span<double const> v) {
       for (std::size_t j = 0; j < 3; ++j) w[picks[j]] = v[j];
     };
-    auto loss_of = [&](std::span<double const> v) { set(v); return loss(); };
+    auto loss_of = [&](std::span<double const> v) {
+      set(v);
+      return loss();
+    };
     auto grad_of = [&](std::span<double const> v, std::span<double> g) {
       set(v);
       loss();
@@ -254,11 +256,16 @@ void run(char const* name, options const& opt, totals& t) {
   t.ok = t.ok && r.passed;
 }
 
-template <class T> using ffn_gelu_tanh = plain_ffn<T, nonlin::gelu_tanh>;
-template <class T> using ffn_gelu_exact = plain_ffn<T, nonlin::gelu_exact>;
-template <class T> using ffn_geglu = gated_ffn<T, nonlin::geglu>;
-template <class T> using ffn_swiglu = gated_ffn<T, nonlin::swiglu>;
-template <class T> using ffn_reglu = gated_ffn<T, nonlin::reglu>;
+template <class T>
+using ffn_gelu_tanh = plain_ffn<T, nonlin::gelu_tanh>;
+template <class T>
+using ffn_gelu_exact = plain_ffn<T, nonlin::gelu_exact>;
+template <class T>
+using ffn_geglu = gated_ffn<T, nonlin::geglu>;
+template <class T>
+using ffn_swiglu = gated_ffn<T, nonlin::swiglu>;
+template <class T>
+using ffn_reglu = gated_ffn<T, nonlin::reglu>;
 
 }  // namespace
 
@@ -267,21 +274,26 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string_view const flag = argv[i];
     long const value = std::strtol(argv[i + 1], nullptr, 10);
-    if (flag == "--d-model" && value > 0) opt.d_model = static_cast<std::size_t>(value);
-    else if (flag == "--tokens" && value > 0) opt.tokens = static_cast<std::size_t>(value);
-    else if (flag == "--repeats" && value > 0) opt.repeats = static_cast<int>(value);
-    else argc = 0;
+    if (flag == "--d-model" && value > 0)
+      opt.d_model = static_cast<std::size_t>(value);
+    else if (flag == "--tokens" && value > 0)
+      opt.tokens = static_cast<std::size_t>(value);
+    else if (flag == "--repeats" && value > 0)
+      opt.repeats = static_cast<int>(value);
+    else
+      argc = 0;
   }
   if (argc % 2 == 0) {
-    std::fprintf(stderr, "usage: example_transformer_ffn [--d-model N] [--tokens N] "
-                         "[--repeats N]\n");
+    std::fprintf(stderr,
+                 "usage: example_transformer_ffn [--d-model N] [--tokens N] "
+                 "[--repeats N]\n");
     return 2;
   }
 
   std::printf("transformer FFN: D = %zu, %zu tokens; plain hidden 4D, gated hidden 8D/3\n",
               opt.d_model, opt.tokens);
-  std::printf("%-12s %7s %11s %17s   %s\n", "variant", "hidden", "parameters",
-              "fwd+bwd us/token", "gradient check (double)");
+  std::printf("%-12s %7s %11s %17s   %s\n", "variant", "hidden", "parameters", "fwd+bwd us/token",
+              "gradient check (double)");
   totals t;
   run<ffn_gelu_tanh>("gelu_tanh", opt, t);
   run<ffn_gelu_exact>("gelu_exact", opt, t);

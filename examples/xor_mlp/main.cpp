@@ -105,17 +105,28 @@ using activation = std::variant<nonlin::relu, nonlin::leaky_relu, nonlin::tanh, 
                                 nonlin::mish, nonlin::identity>;
 
 bool parse_activation(std::string_view name, activation& act) {
-  if (name == "relu") act = nonlin::relu{};
-  else if (name == "leaky_relu") act = nonlin::leaky_relu{};
-  else if (name == "tanh") act = nonlin::tanh{};
-  else if (name == "sigmoid") act = nonlin::sigmoid{};
-  else if (name == "gelu_exact") act = nonlin::gelu_exact{};
-  else if (name == "gelu_tanh") act = nonlin::gelu_tanh{};
-  else if (name == "silu") act = nonlin::silu{};
-  else if (name == "elu") act = nonlin::elu{};
-  else if (name == "mish") act = nonlin::mish{};
-  else if (name == "identity") act = nonlin::identity{};
-  else return false;
+  if (name == "relu")
+    act = nonlin::relu{};
+  else if (name == "leaky_relu")
+    act = nonlin::leaky_relu{};
+  else if (name == "tanh")
+    act = nonlin::tanh{};
+  else if (name == "sigmoid")
+    act = nonlin::sigmoid{};
+  else if (name == "gelu_exact")
+    act = nonlin::gelu_exact{};
+  else if (name == "gelu_tanh")
+    act = nonlin::gelu_tanh{};
+  else if (name == "silu")
+    act = nonlin::silu{};
+  else if (name == "elu")
+    act = nonlin::elu{};
+  else if (name == "mish")
+    act = nonlin::mish{};
+  else if (name == "identity")
+    act = nonlin::identity{};
+  else
+    return false;
   return true;
 }
 
@@ -138,12 +149,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string_view const flag = argv[i];
     char const* value = argv[i + 1];
-    if (flag == "--activation") name = value;
-    else if (flag == "--seed") seed = static_cast<std::uint32_t>(std::strtoul(value, nullptr, 10));
-    else if (flag == "--epochs") epochs = std::atoi(value);
-    else if (flag == "--lr") lr = std::strtof(value, nullptr);
-    else if (flag == "--every") every = std::atoi(value);
-    else return usage();
+    if (flag == "--activation")
+      name = value;
+    else if (flag == "--seed")
+      seed = static_cast<std::uint32_t>(std::strtoul(value, nullptr, 10));
+    else if (flag == "--epochs")
+      epochs = std::atoi(value);
+    else if (flag == "--lr")
+      lr = std::strtof(value, nullptr);
+    else if (flag == "--every")
+      every = std::atoi(value);
+    else
+      return usage();
   }
   activation act;
   if (argc % 2 == 0 || !parse_activation(name, act) || epochs < 0 || every <= 0) {
@@ -152,7 +169,7 @@ int main(int argc, char** argv) {
 
   // The four XOR points and their classes.
   constexpr std::size_t n = 4, in = 2, hidden = 4, classes = 2;
-  matrix const x = {0, 0,  0, 1,  1, 0,  1, 1};
+  matrix const x = {0, 0, 0, 1, 1, 0, 1, 1};
   std::vector<std::int64_t> const labels = {0, 1, 1, 0};
 
   // Glorot-uniform weights, zero biases. std::mt19937's output is fixed by the standard, so a
@@ -178,7 +195,7 @@ int main(int argc, char** argv) {
     matmul(x, w1, z1, n, in, hidden);  // z1 = x W1 + b1
     add_bias(z1, b1, n, hidden);
     std::visit([&](auto const& f) { nonlin::forward(f, z1, h); }, act);  // h = act(z1)
-    matmul(h, w2, logits, n, hidden, classes);  // logits = h W2 + b2
+    matmul(h, w2, logits, n, hidden, classes);                           // logits = h W2 + b2
     add_bias(logits, b2, n, classes);
   };
   float loss = 0;
@@ -197,9 +214,9 @@ int main(int argc, char** argv) {
     // Backward, layer by layer from the loss.
     matmul_at_b(h, dlogits, dw2, n, hidden, classes);  // dW2 = h^T dlogits
     column_sums(dlogits, db2, n, classes);
-    matmul_a_bt(dlogits, w2, dh, n, classes, hidden);  // dh = dlogits W2^T
+    matmul_a_bt(dlogits, w2, dh, n, classes, hidden);                           // dh = dlogits W2^T
     std::visit([&](auto const& f) { nonlin::backward(f, z1, dh, dz1); }, act);  // dz1 = dh act'
-    matmul_at_b(x, dz1, dw1, n, in, hidden);  // dW1 = x^T dz1
+    matmul_at_b(x, dz1, dw1, n, in, hidden);                                    // dW1 = x^T dz1
     column_sums(dz1, db1, n, hidden);
     sgd_step(w1, dw1, lr);
     sgd_step(b1, db1, lr);

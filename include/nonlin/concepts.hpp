@@ -32,7 +32,9 @@ struct value_traits<xsimd::batch<T, A>> {
 
 // float, double, or an xsimd::batch of either: one function text serves all four.
 template <class V>
-concept real_value = requires { typename detail::value_traits<V>::scalar; };
+concept real_value = requires {
+  typename detail::value_traits<V>::scalar;
+};
 
 template <real_value V>
 using scalar_t = typename detail::value_traits<V>::scalar;

@@ -50,14 +50,14 @@ struct gradient_check_options {
 };
 
 struct gradient_check_result {
-  bool passed = false;        // every checked point within tolerance, and checked > 0
-  double max_error = 0.0;     // the largest error, as defined above
+  bool passed = false;          // every checked point within tolerance, and checked > 0
+  double max_error = 0.0;       // the largest error, as defined above
   std::size_t worst_index = 0;  // the point, coordinate or direction where it occurred
   double worst_point = std::numeric_limits<double>::quiet_NaN();  // x there (NaN: a direction)
-  double analytic = 0.0;      // the two derivatives at the worst point
+  double analytic = 0.0;  // the two derivatives at the worst point
   double numeric = 0.0;
   std::size_t checked = 0;
-  std::size_t skipped = 0;    // near a kink (check_derivative), or a non-finite coordinate
+  std::size_t skipped = 0;  // near a kink (check_derivative), or a non-finite coordinate
 };
 
 namespace detail {
@@ -99,10 +99,10 @@ inline std::uint64_t gradient_check_next(std::uint64_t& state) noexcept {
 // near a kink. T = float checks the float derivative against the same double difference.
 // f is any type with f(double) and f.derivative(T): every nonlin functor, or one of yours.
 template <real_scalar T = double, class F>
-  requires requires(F const& f, double x, T t) {
-    { f(x) } -> std::convertible_to<double>;
-    { f.derivative(t) } -> std::convertible_to<double>;
-  }
+requires requires(F const& f, double x, T t) {
+  { f(x) } -> std::convertible_to<double>;
+  { f.derivative(t) } -> std::convertible_to<double>;
+}
 gradient_check_result check_derivative(F const& f, std::span<double const> points,
                                        gradient_check_options const& opts = {}) {
   gradient_check_result r;
@@ -137,13 +137,12 @@ gradient_check_result check_derivative(F const& f, std::span<double const> point
 // numeric = (loss(x + h v) - loss(x - h v)) / (2h) against <g, v>; worst_index is the
 // direction's number.
 template <class Loss, class Grad>
-  requires requires(Loss const& loss, Grad const& grad, std::span<double const> x,
-                    std::span<double> g) {
-    { loss(x) } -> std::convertible_to<double>;
-    grad(x, g);
-  }
-gradient_check_result check_gradient(Loss const& loss, Grad const& grad,
-                                     std::span<double const> x,
+requires requires(Loss const& loss, Grad const& grad, std::span<double const> x,
+                  std::span<double> g) {
+  { loss(x) } -> std::convertible_to<double>;
+  grad(x, g);
+}
+gradient_check_result check_gradient(Loss const& loss, Grad const& grad, std::span<double const> x,
                                      gradient_check_options const& opts = {}) {
   gradient_check_result r;
   std::vector<double> point(x.begin(), x.end());
@@ -189,9 +188,9 @@ gradient_check_result check_gradient(Loss const& loss, Grad const& grad,
   for (std::size_t d = 0; d < opts.directions; ++d) {
     double analytic = 0.0;
     for (std::size_t i = 0; i < x.size(); ++i) {
-      v[i] = !std::isfinite(x[i]) ? 0.0
+      v[i] = !std::isfinite(x[i])                              ? 0.0
              : (detail::gradient_check_next(state) >> 63) != 0 ? 1.0
-                                                                : -1.0;
+                                                               : -1.0;
       analytic += g[i] * v[i];
     }
     for (std::size_t i = 0; i < x.size(); ++i) {

@@ -48,9 +48,8 @@ template <class T>
 void require_same_size(char const* where, char const* a_name, std::span<T const> a,
                        char const* b_name, std::span<T const> b) {
   if (a.size() != b.size()) {
-    throw std::invalid_argument(std::string(where) + ": " + size_text(a_name, a.size()) +
-                                " but " + size_text(b_name, b.size()) +
-                                "; they must be the same length");
+    throw std::invalid_argument(std::string(where) + ": " + size_text(a_name, a.size()) + " but " +
+                                size_text(b_name, b.size()) + "; they must be the same length");
   }
 }
 
@@ -105,7 +104,7 @@ using element_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
 
 // y = f(x).
 template <class Arch = xsimd::default_arch, class F, real_scalar T>
-  requires unary_activation<F, T>
+requires unary_activation<F, T>
 void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
@@ -114,7 +113,7 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
 
 // dx = dy * f'(x).
 template <class Arch = xsimd::default_arch, class F, real_scalar T>
-  requires unary_activation<F, T>
+requires unary_activation<F, T>
 void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx) {
   char const* where = "nonlin::backward";
   detail::require_same_size<T>(where, "x", x, "dy", dy);
@@ -126,7 +125,7 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
 
 // dx = dy * f'(x) computed from the saved output y = f(x).
 template <class Arch = xsimd::default_arch, class F, real_scalar T>
-  requires output_differentiable<F, T>
+requires output_differentiable<F, T>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx) {
   char const* where = "nonlin::backward_from_output";
@@ -135,36 +134,41 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   detail::require_output_backward_defined(f);
-  detail::elementwise<Arch>(
-      [&f](auto yb, auto dyb) { return f.backward_from_output(yb, dyb); }, dx, y, dy);
+  detail::elementwise<Arch>([&f](auto yb, auto dyb) { return f.backward_from_output(yb, dyb); }, dx,
+                            y, dy);
 }
 
 // The same for any contiguous ranges (std::vector, std::array, ...).
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
           std::ranges::contiguous_range Y>
-  requires(!std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
-           !std::is_same_v<std::remove_cvref_t<Y>, std::span<detail::element_t<Y>>>)
-void forward(F const& f, X&& x, Y&& y) {
+requires(!std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
+         !std::is_same_v<std::remove_cvref_t<Y>,
+                         std::span<detail::element_t<Y>>>) void forward(F const& f, X&& x, Y&& y) {
   using T = detail::element_t<Y>;
   forward<Arch>(f, std::span<T const>(x), std::span<T>(y));
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
           std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
-  requires(!std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
-           !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
-           !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>>)
-void backward(F const& f, X&& x, DY&& dy, DX&& dx) {
+requires(!std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
+         !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
+         !std::is_same_v<std::remove_cvref_t<DY>,
+                         std::span<detail::element_t<DY> const>>) void backward(F const& f, X&& x,
+                                                                                DY&& dy, DX&& dx) {
   using T = detail::element_t<DX>;
   backward<Arch>(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx));
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range Y,
           std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
-  requires(!std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
-           !std::is_same_v<std::remove_cvref_t<Y>, std::span<detail::element_t<Y> const>> ||
-           !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>>)
-void backward_from_output(F const& f, Y&& y, DY&& dy, DX&& dx) {
+requires(
+    !std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
+    !std::is_same_v<std::remove_cvref_t<Y>, std::span<detail::element_t<Y> const>> ||
+    !std::is_same_v<std::remove_cvref_t<DY>,
+                    std::span<detail::element_t<DY> const>>) void backward_from_output(F const& f,
+                                                                                       Y&& y,
+                                                                                       DY&& dy,
+                                                                                       DX&& dx) {
   using T = detail::element_t<DX>;
   backward_from_output<Arch>(f, std::span<T const>(y), std::span<T const>(dy), std::span<T>(dx));
 }

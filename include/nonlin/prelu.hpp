@@ -33,14 +33,15 @@ inline void require_prelu_arguments(char const* where, prelu_shape shape, std::s
   if (x_size != shape.size()) {
     throw std::invalid_argument(std::string(where) + ": x has " + std::to_string(x_size) +
                                 " elements but the shape (n=" + std::to_string(shape.n) +
-                                ", channels=" + std::to_string(shape.channels) + ", inner=" +
-                                std::to_string(shape.inner) + ") has " +
+                                ", channels=" + std::to_string(shape.channels) +
+                                ", inner=" + std::to_string(shape.inner) + ") has " +
                                 std::to_string(shape.size()));
   }
   if (alpha_size != shape.channels && alpha_size != 1) {
-    throw std::invalid_argument(std::string(where) + ": alpha has " +
-                                std::to_string(alpha_size) + " elements; it must have 1 (shared) "
-                                "or channels=" + std::to_string(shape.channels));
+    throw std::invalid_argument(std::string(where) + ": alpha has " + std::to_string(alpha_size) +
+                                " elements; it must have 1 (shared) "
+                                "or channels=" +
+                                std::to_string(shape.channels));
   }
 }
 

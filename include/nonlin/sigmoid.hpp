@@ -109,7 +109,8 @@ struct hardsigmoid {
   template <real_value V>
   V operator()(V x) const noexcept {
     V const inner = (x + math::c<V>(3)) / math::c<V>(6);
-    return math::select(x <= math::c<V>(-3), V(0), math::select(x >= math::c<V>(3), math::c<V>(1), inner));
+    return math::select(x <= math::c<V>(-3), V(0),
+                        math::select(x >= math::c<V>(3), math::c<V>(1), inner));
   }
   template <real_value V>
   V derivative(V x) const noexcept {

@@ -62,9 +62,15 @@ enum class reduction { none, sum, mean };
 
 namespace detail {
 
-inline void require_temperature(char const* where, double t) {
-  if (!(std::isfinite(t) && t > 0.0)) {
-    throw std::invalid_argument(std::string(where) + ": temperature must be finite and > 0, got " +
+// T must be finite and > 0, also once rounded to the element type (1e-300 or 1e39 are valid
+// doubles but 0 and inf as float), and 1/T must be finite.
+template <class T>
+void require_temperature(char const* where, double t) {
+  T const rounded = static_cast<T>(t);
+  if (!(std::isfinite(t) && t > 0.0 && std::isfinite(rounded) && rounded > T(0) &&
+        std::isfinite(T(1) / rounded))) {
+    throw std::invalid_argument(std::string(where) + ": temperature must be finite and > 0 (in " +
+                                (sizeof(T) == 4 ? "float" : "double") + " too), got " +
                                 std::to_string(t));
   }
 }
@@ -72,11 +78,10 @@ inline void require_temperature(char const* where, double t) {
 inline void require_layout(char const* where, char const* name, std::size_t size,
                            axis_layout shape) {
   if (size != shape.size()) {
-    throw std::invalid_argument(std::string(where) + ": " + name + " has " +
-                                std::to_string(size) + " elements but the layout (outer=" +
-                                std::to_string(shape.outer) + ", axis=" +
-                                std::to_string(shape.axis) + ", inner=" +
-                                std::to_string(shape.inner) + ") has " +
+    throw std::invalid_argument(std::string(where) + ": " + name + " has " + std::to_string(size) +
+                                " elements but the layout (outer=" + std::to_string(shape.outer) +
+                                ", axis=" + std::to_string(shape.axis) +
+                                ", inner=" + std::to_string(shape.inner) + ") has " +
                                 std::to_string(shape.size()));
   }
 }
@@ -103,7 +108,12 @@ inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
   auto const d = math::two_sum(z, math::neg(m));
   V const q = d.hi * inv_t;
   auto const qt = math::two_product(q, t);
-  return {q, (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t};
+  V const lo = (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t;
+  // Finite z and m more than the largest float apart: z - m overflows, (z - m) / T may not.
+  constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+  auto const overflowed = math::both(math::abs(d.hi) == V(inf), math::abs(z) < V(inf));
+  V const scaled = z * inv_t - m * inv_t;
+  return {math::select(overflowed, scaled, q), math::select(overflowed, V(0), lo)};
 }
 
 // exp((z - m) / T) with (z - m) / T carried as hi + lo into exp.
@@ -261,7 +271,8 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
       }
       B const reduce(total);
       elementwise<Arch>([&](B yb, B dyb) { return grad(yb, dyb, reduce, inv_t); },
-                        std::span<T>(dx + base, shape.axis), std::span<T const>(y + base, shape.axis),
+                        std::span<T>(dx + base, shape.axis),
+                        std::span<T const>(y + base, shape.axis),
                         std::span<T const>(dy + base, shape.axis));
     }
     return;
@@ -275,8 +286,8 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
         reduce = reduce + term(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used));
       }
       for (std::size_t a = 0; a < shape.axis; ++a) {
-        B const result = grad(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used),
-                              reduce, inv_t);
+        B const result =
+            grad(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used), reduce, inv_t);
         store_lanes(result, dx + at(a), used);
       }
     }
@@ -290,8 +301,9 @@ template <class V>
 V probability(V z, V m, V sum, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / sum);
-  // A fully masked row (m = -inf) and masked entries give 0.
-  return math::select(math::either(m == V(-inf), z == V(-inf)), V(0), p);
+  // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0.
+  auto const masked_row = math::both(m == V(-inf), sum == sum);
+  return math::select(math::either(masked_row, z == V(-inf)), V(0), p);
 }
 
 template <class V>
@@ -301,7 +313,8 @@ V log_probability(V z, V m, V sum, V inv_t, V t) {
   // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
   V const log_sum = math::log1p(sum - math::c<V>(1));
   V const value = (q.hi - log_sum) + q.lo;
-  return math::select(math::either(m == V(-inf), z == V(-inf)), V(-inf), value);
+  auto const masked_row = math::both(m == V(-inf), sum == sum);
+  return math::select(math::either(masked_row, z == V(-inf)), V(-inf), value);
 }
 
 }  // namespace detail
@@ -314,7 +327,7 @@ namespace detail {
 template <normalization F, real_scalar T>
 void require_backward_arguments(char const* where, F const& f, std::span<T const> y,
                                 std::span<T const> dy, std::span<T> dx, axis_layout shape) {
-  require_temperature(where, f.temperature);
+  require_temperature<T>(where, f.temperature);
   require_layout(where, "y", y.size(), shape);
   require_same_size<T>(where, "y", y, "dy", dy);
   require_same_size<T>(where, "y", y, "dx", dx);
@@ -328,7 +341,7 @@ template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
   constexpr bool log = std::same_as<F, log_softmax>;
   char const* where = log ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
-  detail::require_temperature(where, f.temperature);
+  detail::require_temperature<T>(where, f.temperature);
   detail::require_layout(where, "x", x.size(), shape);
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
@@ -380,8 +393,8 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols)
 }
 
 template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
-void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
-                          std::span<T> dx, std::size_t cols) {
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
+                          std::size_t cols) {
   backward_from_output<Arch>(f, y, dy, dx,
                              detail::rows_layout("nonlin::backward_from_output", y.size(), cols));
 }
@@ -390,19 +403,18 @@ namespace detail {
 template <class T>
 void require_losses(char const* where, std::span<T> losses, std::size_t rows, reduction r) {
   if ((r == reduction::none || !losses.empty()) && losses.size() != rows) {
-    throw std::invalid_argument(std::string(where) + ": losses has " +
-                                std::to_string(losses.size()) + " elements but there are " +
-                                std::to_string(rows) + " rows" +
-                                (r == reduction::none ? " (reduction none needs one per row)" : ""));
+    throw std::invalid_argument(
+        std::string(where) + ": losses has " + std::to_string(losses.size()) +
+        " elements but there are " + std::to_string(rows) + " rows" +
+        (r == reduction::none ? " (reduction none needs one per row)" : ""));
   }
 }
 
 // Shared by hard and soft targets: log p into dz, then loss and dz row by row.
 // q(row, i) gives the target probability; counts(row) whether the row counts.
 template <class Arch, class T, class Q, class Counts>
-T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> dz,
-                     std::size_t cols, reduction r, std::span<T> losses, Q const& q,
-                     Counts const& counts) {
+T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> dz, std::size_t cols,
+                     reduction r, std::span<T> losses, Q const& q, Counts const& counts) {
   std::size_t const rows = cols == 0 ? 0 : logits.size() / cols;
   T const t = static_cast<T>(f.temperature);
   forward<Arch>(log_softmax{f.temperature}, logits, dz, axis_layout{rows, cols, 1});
@@ -449,7 +461,7 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
                         reduction r = reduction::mean, std::int64_t ignore_index = -100,
                         std::span<T> losses = {}) {
   char const* where = "nonlin::softmax_cross_entropy";
-  detail::require_temperature(where, f.temperature);
+  detail::require_temperature<T>(where, f.temperature);
   axis_layout const shape = detail::rows_layout(where, logits.size(), cols);
   detail::require_same_size<T>(where, "logits", logits, "dz", dz);
   detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
@@ -463,8 +475,8 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
     if (k != ignore_index && (k < 0 || static_cast<std::size_t>(k) >= cols)) {
       throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(row) +
                                   "] = " + std::to_string(k) + " is not a class in [0, " +
-                                  std::to_string(cols) + ") nor ignore_index=" +
-                                  std::to_string(ignore_index));
+                                  std::to_string(cols) +
+                                  ") nor ignore_index=" + std::to_string(ignore_index));
     }
   }
   detail::require_losses(where, losses, shape.outer, r);
@@ -482,7 +494,7 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T
                         std::span<T> dz, std::size_t cols, reduction r = reduction::mean,
                         std::span<T> losses = {}) {
   char const* where = "nonlin::softmax_cross_entropy";
-  detail::require_temperature(where, f.temperature);
+  detail::require_temperature<T>(where, f.temperature);
   axis_layout const shape = detail::rows_layout(where, logits.size(), cols);
   detail::require_same_size<T>(where, "logits", logits, "dz", dz);
   detail::require_same_size<T>(where, "logits", logits, "q", q);

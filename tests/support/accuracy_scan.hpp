@@ -128,9 +128,9 @@ struct row {
 
 struct result {
   std::array<row, member_count> rows{};
-  maximum raw_from_output;      // from_output against f'(x), with no allowance
-  maximum inherited_at_raw;     // (at the same x as raw_from_output's running maximum)
-  maximum estimate_shortfall;   // max (exact - estimate) / (1 + exact) over validated points
+  maximum raw_from_output;     // from_output against f'(x), with no allowance
+  maximum inherited_at_raw;    // (at the same x as raw_from_output's running maximum)
+  maximum estimate_shortfall;  // max (exact - estimate) / (1 + exact) over validated points
   std::int64_t points = 0;
   std::int64_t mpfr_points = 0;
   void merge(result const& other) {
@@ -219,7 +219,6 @@ class scanner {
     double raw = 0;
   };
 
-
   row& row_of(member m) { return res_.rows[static_cast<std::size_t>(m)]; }
   maximum& bucket(member m, double x) {
     bool const in = opts_.windows[static_cast<std::size_t>(m)].contains(x);
@@ -262,9 +261,8 @@ class scanner {
       return 0.0;
     }
     double const over = std::max(0.0, raw - inherited);
-    double const unit =
-        1.0 + reference::output_sensitivity(f_, static_cast<double>(y)) *
-                  std::ldexp(1.0, reference::ulp_exponent<T>(y) - derivative_ulp);
+    double const unit = 1.0 + reference::output_sensitivity(f_, static_cast<double>(y)) *
+                                  std::ldexp(1.0, reference::ulp_exponent<T>(y) - derivative_ulp);
     return over / unit;
   }
   void shortfall(double x, double estimate, double exact_error) {

@@ -52,8 +52,8 @@ int expect_derivative_matches(F const& f, std::vector<double> const& grid,
     double const cd = central_difference(f, x);
     double const analytic = static_cast<double>(f.derivative(static_cast<T>(x)));
     double const bound = gradcheck_tolerance<T> * std::max(1.0, std::abs(cd));
-    EXPECT_LE(std::abs(analytic - cd), bound) << "x = " << x << ", derivative " << analytic
-                                              << ", central difference " << cd;
+    EXPECT_LE(std::abs(analytic - cd), bound)
+        << "x = " << x << ", derivative " << analytic << ", central difference " << cd;
     ++checked;
   }
   return checked;

@@ -97,14 +97,14 @@ namespace detail {
 struct workspace {
   static constexpr int scratch = 8;
   mpfr_t t[scratch];
-  mpfr_t sqrt_2_over_pi;   // sqrt(2/pi)
-  mpfr_t gelu_kappa;       // 0.044715
-  mpfr_t gelu_quick_k;     // 1.702
-  mpfr_t selu_alpha;       // 30 digits, as in math/constants.hpp
+  mpfr_t sqrt_2_over_pi;  // sqrt(2/pi)
+  mpfr_t gelu_kappa;      // 0.044715
+  mpfr_t gelu_quick_k;    // 1.702
+  mpfr_t selu_alpha;      // 30 digits, as in math/constants.hpp
   mpfr_t selu_lambda;
-  mpfr_t inv_sqrt2;        // 1/sqrt(2)
-  mpfr_t inv_sqrt_2pi;     // 1/sqrt(2 pi)
-  mpfr_t inv_sqrt_pi;      // 1/sqrt(pi)
+  mpfr_t inv_sqrt2;     // 1/sqrt(2)
+  mpfr_t inv_sqrt_2pi;  // 1/sqrt(2 pi)
+  mpfr_t inv_sqrt_pi;   // 1/sqrt(pi)
 
   workspace() {
     // The widest exponent range, so nothing a double can hold over- or underflows (the
@@ -114,8 +114,8 @@ struct workspace {
     for (auto& v : t) {
       mpfr_init2(v, precision);
     }
-    for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda,
-                       inv_sqrt2, inv_sqrt_2pi, inv_sqrt_pi}) {
+    for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda, inv_sqrt2,
+                       inv_sqrt_2pi, inv_sqrt_pi}) {
       mpfr_init2(v, precision);
     }
     mpfr_const_pi(t[0], MPFR_RNDN);
@@ -135,8 +135,8 @@ struct workspace {
     for (auto& v : t) {
       mpfr_clear(v);
     }
-    for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda,
-                       inv_sqrt2, inv_sqrt_2pi, inv_sqrt_pi}) {
+    for (mpfr_ptr v : {sqrt_2_over_pi, gelu_kappa, gelu_quick_k, selu_alpha, selu_lambda, inv_sqrt2,
+                       inv_sqrt_2pi, inv_sqrt_pi}) {
       mpfr_clear(v);
     }
   }
@@ -335,10 +335,10 @@ inline void evaluate(nonlin::tanh const&, double x, values& out) {
   mpfr_set_d(w.t[0], std::fabs(x), detail::rn);
   mpfr_mul_2ui(w.t[0], w.t[0], 1, detail::rn);
   mpfr_neg(w.t[0], w.t[0], detail::rn);
-  mpfr_exp(w.t[1], w.t[0], detail::rn);            // e
-  mpfr_add_ui(w.t[2], w.t[1], 1, detail::rn);      // 1 + e
-  mpfr_ui_sub(w.t[3], 1, w.t[1], detail::rn);      // 1 - e (tanh|x| = (1 - e)/(1 + e))
-  if (mpfr_cmp_d(w.t[1], 0.5) > 0) {               // |x| small: 1 - e = -expm1(-2|x|)
+  mpfr_exp(w.t[1], w.t[0], detail::rn);        // e
+  mpfr_add_ui(w.t[2], w.t[1], 1, detail::rn);  // 1 + e
+  mpfr_ui_sub(w.t[3], 1, w.t[1], detail::rn);  // 1 - e (tanh|x| = (1 - e)/(1 + e))
+  if (mpfr_cmp_d(w.t[1], 0.5) > 0) {           // |x| small: 1 - e = -expm1(-2|x|)
     mpfr_expm1(w.t[3], w.t[0], detail::rn);
     mpfr_neg(w.t[3], w.t[3], detail::rn);
   }
@@ -424,7 +424,7 @@ inline void evaluate(nonlin::gelu_exact const&, double x, values& out) {
     mpfr_set(w.t[1], w.t[5], detail::rn);
   } else {
     mpfr_ui_sub(w.t[1], 1, w.t[5], detail::rn);
-  }                                              // Phi(x)
+  }  // Phi(x)
   mpfr_mul(out.forward.get(), w.t[0], w.t[1], detail::rn);
   mpfr_sqr(w.t[2], w.t[0], detail::rn);
   mpfr_div_2ui(w.t[2], w.t[2], 1, detail::rn);
@@ -489,28 +489,28 @@ inline void evaluate(nonlin::mish const&, double x, values& out) {
   constexpr auto rn = detail::rn;
   mpfr_set_d(w.t[0], x, rn);
   mpfr_set_d(w.t[1], -std::fabs(x), rn);
-  mpfr_exp(w.t[1], w.t[1], rn);           // e
-  mpfr_add_ui(w.t[2], w.t[1], 1, rn);     // 1 + e
-  mpfr_sqr(w.t[6], w.t[1], rn);           // e^2
+  mpfr_exp(w.t[1], w.t[1], rn);        // e
+  mpfr_add_ui(w.t[2], w.t[1], 1, rn);  // 1 + e
+  mpfr_sqr(w.t[6], w.t[1], rn);        // e^2
   if (x >= 0) {
     mpfr_mul_2ui(w.t[3], w.t[1], 1, rn);
-    mpfr_add_ui(w.t[3], w.t[3], 1, rn);   // 1 + 2e
+    mpfr_add_ui(w.t[3], w.t[3], 1, rn);  // 1 + 2e
     mpfr_mul_2ui(w.t[4], w.t[6], 1, rn);
-    mpfr_add(w.t[4], w.t[4], w.t[3], rn); // D = 1 + 2e + 2e^2
-    mpfr_div(w.t[5], w.t[3], w.t[4], rn); // tanh(sp)
+    mpfr_add(w.t[4], w.t[4], w.t[3], rn);  // D = 1 + 2e + 2e^2
+    mpfr_div(w.t[5], w.t[3], w.t[4], rn);  // tanh(sp)
     mpfr_mul(w.t[3], w.t[6], w.t[2], rn);
-    mpfr_mul(w.t[3], w.t[3], w.t[2], rn); // e^2 (1 + e)^2
+    mpfr_mul(w.t[3], w.t[3], w.t[2], rn);  // e^2 (1 + e)^2
   } else {
     mpfr_add_ui(w.t[3], w.t[1], 2, rn);
-    mpfr_mul(w.t[3], w.t[3], w.t[1], rn); // e (e + 2)
-    mpfr_add_ui(w.t[4], w.t[3], 2, rn);   // D = e^2 + 2e + 2
-    mpfr_div(w.t[5], w.t[3], w.t[4], rn); // tanh(sp)
-    mpfr_sqr(w.t[3], w.t[2], rn);         // (1 + e)^2
+    mpfr_mul(w.t[3], w.t[3], w.t[1], rn);  // e (e + 2)
+    mpfr_add_ui(w.t[4], w.t[3], 2, rn);    // D = e^2 + 2e + 2
+    mpfr_div(w.t[5], w.t[3], w.t[4], rn);  // tanh(sp)
+    mpfr_sqr(w.t[3], w.t[2], rn);          // (1 + e)^2
   }
   mpfr_mul(out.forward.get(), w.t[0], w.t[5], rn);
   mpfr_mul_2ui(w.t[3], w.t[3], 2, rn);
   mpfr_sqr(w.t[4], w.t[4], rn);
-  mpfr_div(w.t[3], w.t[3], w.t[4], rn);   // sech^2(sp)
+  mpfr_div(w.t[3], w.t[3], w.t[4], rn);  // sech^2(sp)
   // sigma(x) = (x >= 0 ? 1 : e) / (1 + e)
   mpfr_div(w.t[3], w.t[3], w.t[2], rn);
   if (x < 0) {
@@ -637,12 +637,15 @@ inline double output_sensitivity(nonlin::selu const&, double y) { return y > 0 ?
 inline double output_sensitivity(nonlin::celu const& f, double y) {
   return y > 0 ? 0.0 : 1.0 / std::fabs(f.alpha);
 }
-inline double output_sensitivity(nonlin::sigmoid const&, double y) { return std::fabs(1.0 - 2.0 * y); }
+inline double output_sensitivity(nonlin::sigmoid const&, double y) {
+  return std::fabs(1.0 - 2.0 * y);
+}
 inline double output_sensitivity(nonlin::tanh const&, double y) { return std::fabs(2.0 * y); }
 inline double output_sensitivity(nonlin::log_sigmoid const&, double y) { return std::exp(y); }
 inline double output_sensitivity(nonlin::softplus const& f, double y) {
   double const z = y * f.beta;
-  bool const linear = z > std::log1p(std::exp(-std::fabs(f.threshold))) + std::max(f.threshold, 0.0);
+  bool const linear =
+      z > std::log1p(std::exp(-std::fabs(f.threshold))) + std::max(f.threshold, 0.0);
   return linear ? 0.0 : f.beta * std::exp(-z);
 }
 
@@ -701,7 +704,6 @@ double ulp_error(real const& value, real const& ref) {
   mpfr_mul_2si(d, d, -ulp_exponent(r), detail::rn);
   return mpfr_get_d(d, detail::rn);
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Screening estimates. MPFR takes microseconds per value (erfc up to tens of them), too slow to
@@ -789,48 +791,68 @@ inline values<W> exponential_linear(W x, W scale, W alpha, W width) {
   return {scale * alpha * std::expm1(z), scale * alpha / width * std::exp(z)};
 }
 
-template <class W> values<W> estimate(nonlin::step const&, W x) { return {W(x > 0 ? 1 : 0), W(0)}; }
-template <class W> values<W> estimate(nonlin::identity const&, W x) { return {x, W(1)}; }
-template <class W> values<W> estimate(nonlin::relu const&, W x) {
+template <class W>
+values<W> estimate(nonlin::step const&, W x) {
+  return {W(x > 0 ? 1 : 0), W(0)};
+}
+template <class W>
+values<W> estimate(nonlin::identity const&, W x) {
+  return {x, W(1)};
+}
+template <class W>
+values<W> estimate(nonlin::relu const&, W x) {
   return x > 0 ? values<W>{x, W(1)} : values<W>{W(0), W(0)};
 }
-template <class W> values<W> estimate(nonlin::relu6 const&, W x) { return clamp(x, W(0), W(6)); }
-template <class W> values<W> estimate(nonlin::hardtanh const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::relu6 const&, W x) {
+  return clamp(x, W(0), W(6));
+}
+template <class W>
+values<W> estimate(nonlin::hardtanh const& f, W x) {
   return clamp(x, W(f.min), W(f.max));
 }
-template <class W> values<W> estimate(nonlin::leaky_relu const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::leaky_relu const& f, W x) {
   return x > 0 ? values<W>{x, W(1)} : values<W>{W(f.alpha) * x, W(f.alpha)};
 }
-template <class W> values<W> estimate(nonlin::squared_relu const&, W x) {
+template <class W>
+values<W> estimate(nonlin::squared_relu const&, W x) {
   return x > 0 ? values<W>{x * x, x + x} : values<W>{W(0), W(0)};
 }
-template <class W> values<W> estimate(nonlin::elu const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::elu const& f, W x) {
   return exponential_linear(x, W(1), W(f.alpha), W(1));
 }
-template <class W> values<W> estimate(nonlin::selu const&, W x) {
+template <class W>
+values<W> estimate(nonlin::selu const&, W x) {
   return exponential_linear(x, constants<W>::selu_lambda, constants<W>::selu_alpha, W(1));
 }
-template <class W> values<W> estimate(nonlin::celu const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::celu const& f, W x) {
   return exponential_linear(x, W(1), W(f.alpha), W(f.alpha));
 }
-template <class W> values<W> estimate(nonlin::sigmoid const&, W x) {
+template <class W>
+values<W> estimate(nonlin::sigmoid const&, W x) {
   W sp = 0;
   W sn = 0;
   sigmoid_pair(x, sp, sn);
   return {sp, sp * sn};
 }
-template <class W> values<W> estimate(nonlin::tanh const&, W x) {
+template <class W>
+values<W> estimate(nonlin::tanh const&, W x) {
   W const e = std::exp(-2 * std::fabs(x));
   W const d = W(1) + e;
   return {std::tanh(x), 4 * e / (d * d)};
 }
-template <class W> values<W> estimate(nonlin::log_sigmoid const&, W x) {
+template <class W>
+values<W> estimate(nonlin::log_sigmoid const&, W x) {
   W sp = 0;
   W sn = 0;
   sigmoid_pair(-x, sp, sn);
   return {-softplus(-x), sp};
 }
-template <class W> values<W> estimate(nonlin::softplus const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::softplus const& f, W x) {
   W const z = x * W(f.beta);
   if (z > W(f.threshold)) return {x, W(1)};
   W sp = 0;
@@ -838,36 +860,46 @@ template <class W> values<W> estimate(nonlin::softplus const& f, W x) {
   sigmoid_pair(z, sp, sn);
   return {softplus(z) / W(f.beta), sp};
 }
-template <class W> values<W> estimate(nonlin::hardsigmoid const&, W x) {
+template <class W>
+values<W> estimate(nonlin::hardsigmoid const&, W x) {
   if (x <= -3) return {W(0), W(0)};
   if (x >= 3) return {W(1), W(0)};
   return {(x + 3) / 6, W(1) / 6};
 }
-template <class W> values<W> estimate(nonlin::hardswish const&, W x) {
+template <class W>
+values<W> estimate(nonlin::hardswish const&, W x) {
   if (x <= -3) return {W(0), W(0)};
   if (x >= 3) return {x, W(1)};
   return {x * (x + 3) / 6, (2 * x + 3) / 6};
 }
-template <class W> values<W> estimate(nonlin::gelu_exact const&, W x) {
+template <class W>
+values<W> estimate(nonlin::gelu_exact const&, W x) {
   W const q = std::erfc(std::fabs(x) * constants<W>::inv_sqrt2) / 2;  // Phi(-|x|)
   W const cdf = x < 0 ? q : W(1) - q;
   W const pdf = constants<W>::inv_sqrt_2pi * std::exp(-x * x / 2);
   return {x * cdf, cdf + x * pdf};
 }
-template <class W> values<W> estimate(nonlin::gelu_tanh const&, W x) {
+template <class W>
+values<W> estimate(nonlin::gelu_tanh const&, W x) {
   W const kx2 = constants<W>::gelu_kappa * x * x;
   W const c = 2 * constants<W>::sqrt_2_over_pi;
   return x_sigmoid(x, c * x * (1 + kx2), c * x * (1 + 3 * kx2));
 }
-template <class W> values<W> estimate(nonlin::gelu_quick const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::gelu_quick const& f, W x) {
   W const k = f.k == nonlin::math::gelu_quick_k ? constants<W>::gelu_quick_k : W(f.k);
   return x_sigmoid(x, k * x, k * x);
 }
-template <class W> values<W> estimate(nonlin::swish const& f, W x) {
+template <class W>
+values<W> estimate(nonlin::swish const& f, W x) {
   return x_sigmoid(x, W(f.beta) * x, W(f.beta) * x);
 }
-template <class W> values<W> estimate(nonlin::silu const&, W x) { return x_sigmoid(x, x, x); }
-template <class W> values<W> estimate(nonlin::mish const&, W x) {
+template <class W>
+values<W> estimate(nonlin::silu const&, W x) {
+  return x_sigmoid(x, x, x);
+}
+template <class W>
+values<W> estimate(nonlin::mish const&, W x) {
   W const e = std::exp(-std::fabs(x));
   W const one_e = 1 + e;
   W t = 0;
@@ -886,27 +918,64 @@ template <class W> values<W> estimate(nonlin::mish const&, W x) {
 }
 
 // The derivative as the function of the output (see reference::derivative_given_output).
-template <class W> W given_output(nonlin::step const&, W) { return 0; }
-template <class W> W given_output(nonlin::identity const&, W) { return 1; }
-template <class W> W given_output(nonlin::relu const&, W y) { return y > 0 ? 1 : 0; }
-template <class W> W given_output(nonlin::hardtanh const& f, W y) {
+template <class W>
+W given_output(nonlin::step const&, W) {
+  return 0;
+}
+template <class W>
+W given_output(nonlin::identity const&, W) {
+  return 1;
+}
+template <class W>
+W given_output(nonlin::relu const&, W y) {
+  return y > 0 ? 1 : 0;
+}
+template <class W>
+W given_output(nonlin::hardtanh const& f, W y) {
   return (y > W(f.min) && y < W(f.max)) ? 1 : 0;
 }
-template <class W> W given_output(nonlin::relu6 const&, W y) { return (y > 0 && y < 6) ? 1 : 0; }
-template <class W> W given_output(nonlin::leaky_relu const& f, W y) { return y > 0 ? W(1) : W(f.alpha); }
-template <class W> W given_output(nonlin::elu const& f, W y) { return y > 0 ? W(1) : y + W(f.alpha); }
-template <class W> W given_output(nonlin::selu const&, W y) {
-  return y > 0 ? constants<W>::selu_lambda : y + constants<W>::selu_lambda * constants<W>::selu_alpha;
+template <class W>
+W given_output(nonlin::relu6 const&, W y) {
+  return (y > 0 && y < 6) ? 1 : 0;
 }
-template <class W> W given_output(nonlin::celu const& f, W y) { return y > 0 ? W(1) : 1 + y / W(f.alpha); }
-template <class W> W given_output(nonlin::sigmoid const&, W y) { return y * (1 - y); }
-template <class W> W given_output(nonlin::tanh const&, W y) { return (1 - y) * (1 + y); }
-template <class W> W given_output(nonlin::log_sigmoid const&, W y) { return -std::expm1(y); }
-template <class W> W given_output(nonlin::softplus const& f, W y) {
+template <class W>
+W given_output(nonlin::leaky_relu const& f, W y) {
+  return y > 0 ? W(1) : W(f.alpha);
+}
+template <class W>
+W given_output(nonlin::elu const& f, W y) {
+  return y > 0 ? W(1) : y + W(f.alpha);
+}
+template <class W>
+W given_output(nonlin::selu const&, W y) {
+  return y > 0 ? constants<W>::selu_lambda
+               : y + constants<W>::selu_lambda * constants<W>::selu_alpha;
+}
+template <class W>
+W given_output(nonlin::celu const& f, W y) {
+  return y > 0 ? W(1) : 1 + y / W(f.alpha);
+}
+template <class W>
+W given_output(nonlin::sigmoid const&, W y) {
+  return y * (1 - y);
+}
+template <class W>
+W given_output(nonlin::tanh const&, W y) {
+  return (1 - y) * (1 + y);
+}
+template <class W>
+W given_output(nonlin::log_sigmoid const&, W y) {
+  return -std::expm1(y);
+}
+template <class W>
+W given_output(nonlin::softplus const& f, W y) {
   W const z = y * W(f.beta);
   return z > softplus(W(f.threshold)) ? W(1) : -std::expm1(-z);
 }
-template <class W> W given_output(nonlin::hardsigmoid const&, W y) { return (y > 0 && y < 1) ? W(1) / 6 : W(0); }
+template <class W>
+W given_output(nonlin::hardsigmoid const&, W y) {
+  return (y > 0 && y < 1) ? W(1) / 6 : W(0);
+}
 
 // The exponent of the ulp of T in the binade of the estimate ref (see ulp_error below).
 template <class T, class W>
@@ -936,7 +1005,6 @@ double ulp_error(T computed, W ref) {
   int const ulp = std::max(e - digits, min_exponent);
   return static_cast<double>(times_pow2(std::fabs(static_cast<W>(computed) - ref), -ulp));
 }
-
 
 // |value - ref| for two estimates, in the ulps of T that ulp_error would use at ref.
 template <class T, class W>

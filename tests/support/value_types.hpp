@@ -12,8 +12,7 @@
 
 namespace nonlin::test {
 
-using value_types =
-    ::testing::Types<float, double, xsimd::batch<float>, xsimd::batch<double>>;
+using value_types = ::testing::Types<float, double, xsimd::batch<float>, xsimd::batch<double>>;
 
 template <class V>
 constexpr std::size_t lanes() {

@@ -25,8 +25,8 @@ struct exp_constants;
 
 template <>
 struct exp_constants<float> {
-  static constexpr float magic = 0x1.8p23f;         // 1.5 * 2^23: adding it rounds to an integer
-  static constexpr float ln2_head = 0x1.62e4p-1f;   // ln 2 with 8 trailing zero bits
+  static constexpr float magic = 0x1.8p23f;        // 1.5 * 2^23: adding it rounds to an integer
+  static constexpr float ln2_head = 0x1.62e4p-1f;  // ln 2 with 8 trailing zero bits
   static constexpr float ln2_tail = 0x1.7f7d1cp-20f;
   static constexpr float log2e = 0x1.715476p+0f;
   static constexpr float min_arg = -115.0f;  // below, e^x * K is 0 for every |K| < 2^16
@@ -34,8 +34,8 @@ struct exp_constants<float> {
   static constexpr std::int32_t bias = 127;
   static constexpr int mantissa_bits = 23;
   // (e^r - 1 - r) / r^2 = sum r^k / (k+2)!, k = 0..5
-  static constexpr std::array<float, 6> q = {0x1p-1f,          0x1.555556p-3f,  0x1.555556p-5f,
-                                             0x1.111112p-7f,   0x1.6c16c2p-10f, 0x1.a01a02p-13f};
+  static constexpr std::array<float, 6> q = {0x1p-1f,        0x1.555556p-3f,  0x1.555556p-5f,
+                                             0x1.111112p-7f, 0x1.6c16c2p-10f, 0x1.a01a02p-13f};
 };
 
 template <>

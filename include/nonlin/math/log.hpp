@@ -89,9 +89,9 @@ inline V log1p(V const& x) noexcept {
   V const f = m - one;
   V const s = f / (f + math::c<V>(2));
   V const s2 = s * s;
-  V const inner = math::fma(math::neg(s2), math::horner(s2, K::r), f);              // f - s^2 R
-  V const tail = math::fma(k, V(K::ln2_tail), correction);          // k ln2_lo + c
-  V const log_m = f - math::fma(s, inner, math::neg(tail));                   // f - s(f - s^2 R) + tail
+  V const inner = math::fma(math::neg(s2), math::horner(s2, K::r), f);  // f - s^2 R
+  V const tail = math::fma(k, V(K::ln2_tail), correction);              // k ln2_lo + c
+  V const log_m = f - math::fma(s, inner, math::neg(tail));             // f - s(f - s^2 R) + tail
   V result = math::fma(k, V(K::ln2_head), log_m);
   result = math::select(x == V(T(-1)), V(-std::numeric_limits<T>::infinity()), result);
   result = math::select(x < V(T(-1)), V(std::numeric_limits<T>::quiet_NaN()), result);

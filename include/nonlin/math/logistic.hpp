@@ -75,10 +75,9 @@ inline V softplus(V const& z) noexcept {
 // leaves no finite low part and none is needed).
 template <real_value V>
 inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
-  V const lo = math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()),
-                            V(0), z.lo);
-  return math::exp_parts(math::neg(math::abs(z.hi)),
-                         math::select(z.hi >= V(0), math::neg(lo), lo));
+  V const lo =
+      math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()), V(0), z.lo);
+  return math::exp_parts(math::neg(math::abs(z.hi)), math::select(z.hi >= V(0), math::neg(lo), lo));
 }
 
 // x sigma(z) for z = z.hi + z.lo: x / (1 + e) for z >= 0, e x / (1 + e) below.
@@ -106,8 +105,7 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   V const ev = e.value();
   auto const d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
-  V const right_numerator =
-      math::select(ev == V(0), one, math::fma(ev, one_plus_slope.hi, one));
+  V const right_numerator = math::select(ev == V(0), one, math::fma(ev, one_plus_slope.hi, one));
   V const right = math::divide_by_square(right_numerator, d);
   auto numerator = math::two_sum(one_plus_slope.hi, ev);
   numerator.lo = numerator.lo + one_plus_slope.lo;

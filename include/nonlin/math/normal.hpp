@@ -53,9 +53,9 @@ inline V piecewise_horner(V const& t, V const& piece,
 // What GELU needs of the normal distribution at x, all from one evaluation.
 template <real_value V>
 struct normal_at {
-  V cdf;            // Phi(x)
-  V x_cdf;          // x Phi(x), rounded once also where it is subnormal
-  V cdf_plus_x_pdf; // Phi(x) + x phi(x), the derivative of x Phi(x)
+  V cdf;             // Phi(x)
+  V x_cdf;           // x Phi(x), rounded once also where it is subnormal
+  V cdf_plus_x_pdf;  // Phi(x) + x phi(x), the derivative of x Phi(x)
 };
 
 template <real_value V>
@@ -67,7 +67,8 @@ inline normal_at<V> normal(V const& x) noexcept {
   V const a = math::abs(x);
 
   // Central piece.
-  V const central_p = math::horner(math::fma(x * x, math::c<V>(2), math::c<V>(-1)), Tables::phi_central[0]);
+  V const central_p =
+      math::horner(math::fma(x * x, math::c<V>(2), math::c<V>(-1)), Tables::phi_central[0]);
   V const central_cdf = math::fma(x, central_p, math::c<V>(0.5));
 
   // Tails. Beyond the last octave every tail result is 0 or 1: clamp so that a^2 stays finite.
@@ -76,11 +77,12 @@ inline normal_at<V> normal(V const& x) noexcept {
   V const y = one / at;
   V const exponent = math::biased_exponent<V>(math::as_bits(y));
   // y in [2^-(j+1), 2^-j) has biased exponent bias - 1 - j.
-  V const j = math::clamp_above(math::clamp_below(V(T(detail::exp_constants<T>::bias - 1)) - exponent, V(0)),
-                          V(T(octaves - 1)));
+  V const j = math::clamp_above(
+      math::clamp_below(V(T(detail::exp_constants<T>::bias - 1)) - exponent, V(0)),
+      V(T(octaves - 1)));
   V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
   V const g = math::piecewise_horner(t, j, Tables::mills_tail);  // a m(a)
-  auto const a2 = math::two_product(at, at);  // a^2 = h + l exactly
+  auto const a2 = math::two_product(at, at);                     // a^2 = h + l exactly
   V const h = a2.hi;
   V const l = a2.lo;
   V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);

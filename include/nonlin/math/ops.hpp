@@ -27,10 +27,9 @@
 // used uninitialized once they are inlined (a false positive of its intrinsic headers). Functions
 // that use those intrinsics are wrapped in these, so users' -Werror builds stay clean.
 #if defined(__GNUC__) && !defined(__clang__)
-#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH                                  \
-  _Pragma("GCC diagnostic push")                                      \
-      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")           \
-          _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH                                              \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
 #define NONLIN_INTRINSIC_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
 #else
 #define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
