@@ -17,6 +17,7 @@
 #include <nonlin/nonlin.hpp>
 
 #include "support/functors.hpp"
+#include "support/inputs.hpp"
 
 namespace nonlin::test {
 namespace {
@@ -25,37 +26,6 @@ template <class T>
 class Kernels : public ::testing::Test {};
 using scalar_types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(Kernels, scalar_types);
-
-// Bit for bit, except that any NaN equals any NaN: which payload an operation propagates is
-// the hardware's choice (and the compiler may swap the operands of a commutative one).
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0 || (std::isnan(a) && std::isnan(b));
-}
-
-// Random values over [-30, 30], special values, and random bit patterns of the whole range.
-template <class T>
-std::vector<T> inputs(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-30, 30);
-  using L = std::numeric_limits<T>;
-  std::vector<T> const special = {
-      T(0),      -T(0),           L::infinity(),    -L::infinity(), L::quiet_NaN(), L::max(),
-      -L::max(), L::denorm_min(), -L::denorm_min(), L::min(),       T(1),           T(-1)};
-  std::vector<T> values(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i % 7 == 3) {
-      values[i] = special[i % special.size()];
-    } else if (i % 5 == 1) {
-      using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-      U const bits = static_cast<U>(rng());
-      std::memcpy(&values[i], &bits, sizeof(T));
-    } else {
-      values[i] = static_cast<T>(uniform(rng));
-    }
-  }
-  return values;
-}
 
 constexpr std::size_t width_float = xsimd::batch<float>::size;
 
