@@ -457,6 +457,21 @@ TEST(SoftmaxFuzzerFindings, LogitsFartherApartThanTheLargestDouble) {
   EXPECT_NEAR(lp[1] / big, -0.375, 1e-12);
 }
 
+// z - m with z and m of opposite signs near the largest float: the exact-difference step (two
+// sum) formed s - z, which overflowed although z - m itself is finite; the CI fuzz run found it.
+TEST(SoftmaxFuzzerFindings, ExactDifferenceNearTheLargestFloat) {
+  float const big = std::numeric_limits<float>::max();
+  float const z = 0x1.47d8cp+121F;
+  std::vector<float> const lp = log_softmax_of<float>({z, big}, 20, 2);
+  EXPECT_EQ(lp[1], 0.0F);
+  EXPECT_TRUE(std::isfinite(lp[0]));
+  double const expected = (static_cast<double>(z) - static_cast<double>(big)) / 20;
+  EXPECT_NEAR(lp[0] / expected, 1.0, 1e-6);
+  std::vector<double> const lpd =
+      log_softmax_of<double>({0x1.47d8cp+1017, std::numeric_limits<double>::max()}, 20, 2);
+  EXPECT_TRUE(std::isfinite(lpd[0]));
+}
+
 TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
   using T = TypeParam;
   T const nan = std::numeric_limits<T>::quiet_NaN();

@@ -101,11 +101,12 @@ struct running {
   V sum = V(0);
 };
 
-// (z - m) / T as hi + lo: z - m exactly (two_sum), the quotient's rounding recovered from the
+// (z - m) / T as hi + lo: z - m exactly (two_sum_ordered: z and m may be near the largest
+// float and of opposite signs), the quotient's rounding recovered from the
 // exact residual d - q T (two_product), so that neither costs accuracy in exp or log.
 template <class V>
 inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
-  auto const d = math::two_sum(z, math::neg(m));
+  auto const d = math::two_sum_ordered(z, math::neg(m));
   V const q = d.hi * inv_t;
   auto const qt = math::two_product(q, t);
   V const lo = (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t;

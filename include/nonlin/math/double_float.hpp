@@ -50,6 +50,18 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
   return {s, err};
 }
 
+// a + b exactly as hi + lo without an intermediate overflow where a + b itself is finite (two_sum
+// forms s - a, which overflows for a, b of opposite signs near the largest float): Dekker's
+// fast two-sum after ordering the operands by magnitude, whose s - big is exact.
+template <real_value V>
+inline double_float<V> two_sum_ordered(V const& a, V const& b) noexcept {
+  auto const a_bigger = math::abs(a) >= math::abs(b);
+  V const big = math::select(a_bigger, a, b);
+  V const small = math::select(a_bigger, b, a);
+  V const s = big + small;
+  return {s, small - (s - big)};
+}
+
 // A constant as the nearest scalar_t<V> plus its remainder (0 in double).
 template <real_value V>
 inline double_float<V> constant(double value) noexcept {
