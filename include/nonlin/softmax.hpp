@@ -94,11 +94,17 @@ inline axis_layout rows_layout(char const* where, std::size_t size, std::size_t 
   return {cols == 0 ? 0 : size / cols, cols, 1};
 }
 
-// Running maximum and sum of exp((z - m) / T), per lane.
+// Running maximum and sum of exp((z - m) / T), per lane. The sum is compensated (sum + error,
+// each addition's rounding kept by two_sum): terms of at most 1 added onto a sum of at least 1
+// lose up to half an ulp each, in the same direction when they are alike (one large logit and
+// many equal small ones), which would make the row's error grow with its length.
 template <class V>
 struct running {
   V max = V(-std::numeric_limits<scalar_t<V>>::infinity());
   V sum = V(0);
+  V error = V(0);
+
+  V total() const { return sum + error; }
 };
 
 // (z - m) / T as hi + lo: z - m exactly (two_sum_ordered: z and m may be near the largest
@@ -134,10 +140,14 @@ inline void update(running<V>& r, V z, V inv_t, V t) {
     // (old = -inf) has sum 0 and stays 0.
     V const factor = shifted_exp(r.max, m, inv_t, t).value();
     r.sum = math::select(grew, math::select(r.sum == V(0), V(0), r.sum * factor), r.sum);
+    r.error = math::select(grew, math::select(r.error == V(0), V(0), r.error * factor), r.error);
   }
   // A masked entry (z = -inf) in a lane still at -inf adds nothing.
   V const term = shifted_exp(z, m, inv_t, t).value();
-  r.sum = r.sum + math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), term);
+  auto const added = math::two_sum(
+      r.sum, math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), term));
+  r.sum = added.hi;
+  r.error = r.error + added.lo;
   // NaN anywhere: propagate (z > max is false for NaN, so the NaN enters through the sum).
   r.sum = math::select(math::is_nan(z), z, r.sum);
   r.max = m;
@@ -164,12 +174,23 @@ inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, sc
     // Every lane empty or masked, unless a lane saw a NaN.
     return {m, xsimd::hadd(a.sum + b.sum)};
   }
-  auto rescaled = [&](running<B> const& r) {
-    B const factor = shifted_exp(r.max, B(m), B(inv_t), B(t)).value();
-    return math::select(r.max == B(-inf), math::select(math::is_nan(r.sum), r.sum, B(0)),
-                        r.sum * factor);
-  };
-  return {m, xsimd::hadd(rescaled(a) + rescaled(b))};
+  // The lanes' compensated sums rescaled to m, then added across lanes, still compensated.
+  alignas(64) std::array<T, B::size> sums;
+  alignas(64) std::array<T, B::size> errors;
+  running<T> total{m, T(0), T(0)};
+  for (running<B> const* r : {&a, &b}) {
+    B const factor = shifted_exp(r->max, B(m), B(inv_t), B(t)).value();
+    auto const empty = r->max == B(-inf);
+    math::select(empty, math::select(math::is_nan(r->sum), r->sum, B(0)), r->sum * factor)
+        .store_aligned(sums.data());
+    math::select(empty, B(0), r->error * factor).store_aligned(errors.data());
+    for (std::size_t i = 0; i < B::size; ++i) {
+      auto const added = math::two_sum(total.sum, sums[i]);
+      total.sum = added.hi;
+      total.error += added.lo + errors[i];
+    }
+  }
+  return {m, total.total(), T(0)};
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
@@ -242,9 +263,10 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
       for (std::size_t a = 0; a < shape.axis; ++a) {
         update(lanes, load_lanes<B>(x + at(a), used), B(inv_t), B(t));
       }
+      B const sum = lanes.total();
       for (std::size_t a = 0; a < shape.axis; ++a) {
         B const z = load_lanes<B>(x + at(a), used);
-        store_lanes(out(z, lanes.max, lanes.sum, B(inv_t), B(t)), y + at(a), used);
+        store_lanes(out(z, lanes.max, sum, B(inv_t), B(t)), y + at(a), used);
       }
     }
   }
