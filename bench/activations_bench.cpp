@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: MIT
-// Throughput of every nonlin activation, forward and backward, in three variants side by side:
+// Throughput of every nonlin activation, forward and backward, side by side with the peers:
 //
 //   nonlin  the span kernel (nonlin::forward / backward / backward_from_output, SIMD)
 //   scalar  a plain loop calling the nonlin functor on one scalar at a time; each input goes
 //           through an empty asm register barrier, so the compiler can neither vectorize the
 //           loop nor fold it away: this is the cost of the scalar code path
-//   std     a plain loop of the textbook formula with std::exp / std::tanh / std::erfc ...
-//           (and the analytic derivative), compiled as the compiler likes (it may vectorize the
-//           piecewise-linear ones, it cannot vectorize libm calls without -ffast-math)
+//   std     a plain loop of the textbook std:: formula (bench/peers/textbook.hpp), compiled as
+//           the compiler likes (it cannot vectorize libm calls without -ffast-math)
+//   fastmath, eigen, sleef, xsimd, onednn
+//           the peers of bench/peers/ (float only; each built when its library is found)
 //
-// plus memcpy rows (the bandwidth ceiling for the same element counts), and the gated units of
+// plus the bandwidth ceilings for the same element counts (memcpy: one read, one write, the
+// forward's traffic; read2write1: dx = x + dy, the backward's), and the gated units of
 // glu.hpp (glu, reglu, geglu, swiglu: nonlin::gated_forward / gated_backward on separate value
 // and gate spans, float, H = 4096 only, nonlin variant only).
 //
 // Names (bench/report.py parses them):
 //   <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd (from x) | bwdy (from the output y)
-//   memcpy/<type>/<n>
+//   memcpy/<type>/<n>, read2write1/<type>/<n>
 // The gated rows use the same form (fwd/swiglu/float/nonlin/4096); items/s counts the H outputs,
 // bytes/s 3 arrays forward (value, gate, out) and 5 backward (value, gate, dy, d_value, d_gate).
 // items/s counts elements; bytes/s counts the bytes read and written (fwd 2, bwd and bwdy 3
@@ -45,6 +47,9 @@
 
 #include <nonlin/nonlin.hpp>
 
+#include "peer.hpp"
+#include "textbook.hpp"
+
 #ifndef NONLIN_BENCH_ARCH_FLAGS
 #define NONLIN_BENCH_ARCH_FLAGS ""
 #endif
@@ -53,6 +58,8 @@
 #endif
 
 namespace {
+
+using namespace nonlin::peers::textbook;
 
 constexpr std::array<std::int64_t, 3> kSizes = {4096, 262144, std::int64_t{1} << 24};
 constexpr std::int64_t kMaxSize = kSizes.back();
@@ -136,9 +143,12 @@ inline T opaque(T v) {
   return v;
 }
 
+// One untimed call first: first touch of a prefix and any one-time setup of a peer (oneDNN
+// creates its primitives on the first call for a size) stay out of the measurement.
 template <class Body>
 void timed(benchmark::State& state, std::size_t n, std::size_t arrays, std::size_t elem_bytes,
            Body const& body) {
+  body();
   for (auto _ : state) {
     body();
     benchmark::ClobberMemory();
@@ -147,355 +157,6 @@ void timed(benchmark::State& state, std::size_t n, std::size_t arrays, std::size
   state.SetItemsProcessed(items);
   state.SetBytesProcessed(items * static_cast<std::int64_t>(arrays * elem_bytes));
 }
-
-// ---------------------------------------------------------------------------------------------
-// The textbook formulas, with the same parameters as the nonlin functors' defaults.
-
-template <class T>
-constexpr T k(double v) {
-  return static_cast<T>(v);
-}
-
-template <class T>
-T std_sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
-
-struct ref_step {
-  static constexpr char const* name = "step";
-  using F = nonlin::step;
-  template <class T>
-  static T fwd(T x) {
-    return x > T(0) ? T(1) : T(0);
-  }
-  template <class T>
-  static T bwd(T, T) {
-    return T(0);
-  }
-  template <class T>
-  static T bwdy(T, T) {
-    return T(0);
-  }
-};
-struct ref_identity {
-  static constexpr char const* name = "identity";
-  using F = nonlin::identity;
-  template <class T>
-  static T fwd(T x) {
-    return x;
-  }
-  template <class T>
-  static T bwd(T, T dy) {
-    return dy;
-  }
-  template <class T>
-  static T bwdy(T, T dy) {
-    return dy;
-  }
-};
-struct ref_relu {
-  static constexpr char const* name = "relu";
-  using F = nonlin::relu;
-  template <class T>
-  static T fwd(T x) {
-    return std::max(x, T(0));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(0) ? dy : T(0);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) ? dy : T(0);
-  }
-};
-struct ref_relu6 {
-  static constexpr char const* name = "relu6";
-  using F = nonlin::relu6;
-  template <class T>
-  static T fwd(T x) {
-    return std::min(std::max(x, T(0)), T(6));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(0) && x < T(6) ? dy : T(0);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) && y < T(6) ? dy : T(0);
-  }
-};
-struct ref_hardtanh {
-  static constexpr char const* name = "hardtanh";
-  using F = nonlin::hardtanh;
-  template <class T>
-  static T fwd(T x) {
-    return std::clamp(x, T(-1), T(1));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(-1) && x < T(1) ? dy : T(0);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(-1) && y < T(1) ? dy : T(0);
-  }
-};
-struct ref_leaky_relu {
-  static constexpr char const* name = "leaky_relu";
-  using F = nonlin::leaky_relu;
-  template <class T>
-  static T fwd(T x) {
-    return x > T(0) ? x : k<T>(0.01) * x;
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(0) ? dy : k<T>(0.01) * dy;
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) ? dy : k<T>(0.01) * dy;
-  }
-};
-struct ref_elu {
-  static constexpr char const* name = "elu";
-  using F = nonlin::elu;
-  template <class T>
-  static T fwd(T x) {
-    return x > T(0) ? x : std::expm1(x);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(0) ? dy : dy * std::exp(x);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) ? dy : dy * (y + T(1));
-  }
-};
-struct ref_selu {
-  static constexpr char const* name = "selu";
-  using F = nonlin::selu;
-  static constexpr double alpha = 1.67326324235437728481704299167171;
-  static constexpr double lambda = 1.05070098735548049341933498529460;
-  template <class T>
-  static T fwd(T x) {
-    return k<T>(lambda) * (x > T(0) ? x : k<T>(alpha) * std::expm1(x));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(0) ? dy * k<T>(lambda) : dy * k<T>(lambda * alpha) * std::exp(x);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) ? dy * k<T>(lambda) : dy * (y + k<T>(lambda * alpha));
-  }
-};
-struct ref_celu {
-  static constexpr char const* name = "celu";
-  using F = nonlin::celu;
-  template <class T>
-  static T fwd(T x) {
-    return std::max(T(0), x) + std::min(T(0), std::expm1(x / T(1)));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(0) ? dy : dy * std::exp(x / T(1));
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) ? dy : dy * (T(1) + y / T(1));
-  }
-};
-struct ref_sigmoid {
-  static constexpr char const* name = "sigmoid";
-  using F = nonlin::sigmoid;
-  template <class T>
-  static T fwd(T x) {
-    return std_sigmoid(x);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const s = std_sigmoid(x);
-    return dy * s * (T(1) - s);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return dy * y * (T(1) - y);
-  }
-};
-struct ref_tanh {
-  static constexpr char const* name = "tanh";
-  using F = nonlin::tanh;
-  template <class T>
-  static T fwd(T x) {
-    return std::tanh(x);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const t = std::tanh(x);
-    return dy * (T(1) - t * t);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return dy * (T(1) - y * y);
-  }
-};
-struct ref_log_sigmoid {
-  static constexpr char const* name = "log_sigmoid";
-  using F = nonlin::log_sigmoid;
-  template <class T>
-  static T fwd(T x) {
-    return -std::log1p(std::exp(-x));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return dy / (T(1) + std::exp(x));
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return dy * (T(1) - std::exp(y));
-  }
-};
-struct ref_hardsigmoid {
-  static constexpr char const* name = "hardsigmoid";
-  using F = nonlin::hardsigmoid;
-  template <class T>
-  static T fwd(T x) {
-    return std::clamp(x / T(6) + k<T>(0.5), T(0), T(1));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(-3) && x < T(3) ? dy / T(6) : T(0);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(0) && y < T(1) ? dy / T(6) : T(0);
-  }
-};
-struct ref_hardswish {
-  static constexpr char const* name = "hardswish";
-  using F = nonlin::hardswish;
-  template <class T>
-  static T fwd(T x) {
-    return x * std::clamp(x + T(3), T(0), T(6)) / T(6);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x <= T(-3) ? T(0) : x >= T(3) ? dy : dy * (T(2) * x + T(3)) / T(6);
-  }
-};
-struct ref_softplus {
-  static constexpr char const* name = "softplus";
-  using F = nonlin::softplus;
-  template <class T>
-  static T fwd(T x) {
-    return x > T(20) ? x : std::log1p(std::exp(x));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return x > T(20) ? dy : dy * std_sigmoid(x);
-  }
-  template <class T>
-  static T bwdy(T y, T dy) {
-    return y > T(20) ? dy : dy * (T(1) - std::exp(-y));
-  }
-};
-struct ref_gelu_exact {
-  static constexpr char const* name = "gelu_exact";
-  using F = nonlin::gelu_exact;
-  template <class T>
-  static T fwd(T x) {
-    return k<T>(0.5) * x * std::erfc(-x * k<T>(std::numbers::sqrt2 / 2));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const cdf = k<T>(0.5) * std::erfc(-x * k<T>(std::numbers::sqrt2 / 2));
-    T const pdf =
-        k<T>(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2) * std::exp(-k<T>(0.5) * x * x);
-    return dy * (cdf + x * pdf);
-  }
-};
-struct ref_gelu_tanh {
-  static constexpr char const* name = "gelu_tanh";
-  using F = nonlin::gelu_tanh;
-  static constexpr double c = 0.797884560802865355879892119868763737;  // sqrt(2/pi)
-  template <class T>
-  static T fwd(T x) {
-    return k<T>(0.5) * x * (T(1) + std::tanh(k<T>(c) * (x + k<T>(0.044715) * x * x * x)));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const t = std::tanh(k<T>(c) * (x + k<T>(0.044715) * x * x * x));
-    T const du = k<T>(c) * (T(1) + k<T>(3 * 0.044715) * x * x);
-    return dy * (k<T>(0.5) * (T(1) + t) + k<T>(0.5) * x * (T(1) - t * t) * du);
-  }
-};
-struct ref_gelu_quick {
-  static constexpr char const* name = "gelu_quick";
-  using F = nonlin::gelu_quick;
-  template <class T>
-  static T fwd(T x) {
-    return x * std_sigmoid(k<T>(1.702) * x);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const s = std_sigmoid(k<T>(1.702) * x);
-    return dy * (s + k<T>(1.702) * x * s * (T(1) - s));
-  }
-};
-struct ref_silu {
-  static constexpr char const* name = "silu";
-  using F = nonlin::silu;
-  template <class T>
-  static T fwd(T x) {
-    return x * std_sigmoid(x);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const s = std_sigmoid(x);
-    return dy * s * (T(1) + x * (T(1) - s));
-  }
-};
-struct ref_swish {
-  static constexpr char const* name = "swish";
-  using F = nonlin::swish;  // beta = 1
-  template <class T>
-  static T fwd(T x) {
-    return x * std_sigmoid(T(1) * x);
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const s = std_sigmoid(T(1) * x);
-    return dy * (s + T(1) * x * s * (T(1) - s));
-  }
-};
-struct ref_mish {
-  static constexpr char const* name = "mish";
-  using F = nonlin::mish;
-  template <class T>
-  static T fwd(T x) {
-    return x * std::tanh(std::log1p(std::exp(x)));
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    T const t = std::tanh(std::log1p(std::exp(x)));
-    return dy * (t + x * std_sigmoid(x) * (T(1) - t * t));
-  }
-};
-struct ref_squared_relu {
-  static constexpr char const* name = "squared_relu";
-  using F = nonlin::squared_relu;
-  template <class T>
-  static T fwd(T x) {
-    T const r = std::max(x, T(0));
-    return r * r;
-  }
-  template <class T>
-  static T bwd(T x, T dy) {
-    return dy * T(2) * std::max(x, T(0));
-  }
-};
 
 // ---------------------------------------------------------------------------------------------
 // Registration.
@@ -682,31 +343,76 @@ void add_memcpy() {
   }
 }
 
+// The second ceiling: two arrays read, one written (what a backward pass moves), as a loop the
+// compiler vectorizes: dx = x + dy.
+template <class T>
+void add_read2_write1() {
+  for (std::int64_t const n : kSizes) {
+    auto const un = static_cast<std::size_t>(n);
+    add(std::string("read2write1/") + type_name<T>() + "/" + std::to_string(n),
+        [un](benchmark::State& st) {
+          T const* x = input_x<T>();
+          T const* dy = input_dy<T>();
+          T* dx = output<T>();
+          timed(st, un, 3, sizeof(T), [&] {
+            for (std::size_t i = 0; i < un; ++i) {
+              dx[i] = x[i] + dy[i];
+            }
+          });
+        });
+  }
+}
+
+// Every peer's kernels (bench/peers/), float, under the peer's name as the variant. bwdy rows
+// get nonlin's y = f(x) of the same input.
+void add_peers() {
+  using T = float;
+  for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
+    nonlin::peers::textbook::for_each_function([&]<class Ref>() {
+      nonlin::peers::function_kernels const* k = peer.find(Ref::name);
+      if (k == nullptr) {
+        return;
+      }
+      for (std::int64_t const n : kSizes) {
+        auto const un = static_cast<std::size_t>(n);
+        if (auto const fwd = k->forward) {
+          add(row_name("fwd", Ref::name, "float", peer.name.c_str(), n),
+              [un, fwd](benchmark::State& st) {
+                T const* x = input_x<T>();
+                T* y = output<T>();
+                timed(st, un, 2, sizeof(T), [&] { fwd(x, y, un); });
+              });
+        }
+        if (auto const bwd = k->backward) {
+          add(row_name("bwd", Ref::name, "float", peer.name.c_str(), n),
+              [un, bwd](benchmark::State& st) {
+                T const* x = input_x<T>();
+                T const* dy = input_dy<T>();
+                T* dx = output<T>();
+                timed(st, un, 3, sizeof(T), [&] { bwd(x, dy, dx, un); });
+              });
+        }
+        if (auto const bwdy = k->backward_from_output) {
+          add(row_name("bwdy", Ref::name, "float", peer.name.c_str(), n),
+              [un, bwdy](benchmark::State& st) {
+                T const* y = saved_y<T>(typename Ref::F{}, Ref::name);
+                T const* dy = input_dy<T>();
+                T* dx = output<T>();
+                timed(st, un, 3, sizeof(T), [&] { bwdy(y, dy, dx, un); });
+              });
+        }
+      }
+    });
+  }
+}
+
 void register_all() {
   add_memcpy<float>();
   add_memcpy<double>();
-  add_function<ref_step>();
-  add_function<ref_identity>();
-  add_function<ref_relu>();
-  add_function<ref_relu6>();
-  add_function<ref_hardtanh>();
-  add_function<ref_leaky_relu>();
-  add_function<ref_elu>();
-  add_function<ref_selu>();
-  add_function<ref_celu>();
-  add_function<ref_sigmoid>();
-  add_function<ref_tanh>();
-  add_function<ref_log_sigmoid>();
-  add_function<ref_hardsigmoid>();
-  add_function<ref_hardswish>();
-  add_function<ref_softplus>();
-  add_function<ref_gelu_exact>();
-  add_function<ref_gelu_tanh>();
-  add_function<ref_gelu_quick>();
-  add_function<ref_silu>();
-  add_function<ref_swish>();
-  add_function<ref_mish>();
-  add_function<ref_squared_relu>();
+  add_read2_write1<float>();
+  add_read2_write1<double>();
+  nonlin::peers::textbook::for_each_function([]<class Ref>() { add_function<Ref>(); });
+  add_peers();
   add_gated<nonlin::glu>("glu");
   add_gated<nonlin::reglu>("reglu");
   add_gated<nonlin::geglu>("geglu");

@@ -4,8 +4,9 @@
     python3 bench/report.py build/bench/bench.json
 
 Reads the names written by bench/activations_bench.cpp and bench/gelu_error.cpp:
-    <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd | bwdy; variant: nonlin | scalar | std
-    memcpy/<type>/<n>
+    <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd | bwdy; variant: nonlin | scalar |
+                                             std | a peer (fastmath, eigen, sleef, xsimd, onednn)
+    memcpy/<type>/<n>, read2write1/<type>/<n>  the bandwidth ceilings
     error/<function>                         counter max_abs_err (and at_x)
 The gated units of glu.hpp (GATED below) use the first form (fwd|bwd, float, nonlin, H = 4096)
 and get a table of their own, beside the act they gate with.
@@ -13,6 +14,8 @@ Throughput is printed as elements per nanosecond (items_per_second / 1e9), the m
 run had repetitions. Rows or columns that a filtered run did not produce print as "-".
 """
 
+import contextlib
+import io
 import json
 import statistics
 import sys
@@ -24,7 +27,9 @@ DIRECTIONS = [
     ("bwd", "float", "Backward from x (dx = dy f'(x)), float"),
     ("bwdy", "float", "Backward from the output (dx = dy f'(x) given y = f(x)), float"),
 ]
-VARIANTS = ["nonlin", "scalar", "std"]
+VARIANTS = ["nonlin", "scalar", "std", "fastmath", "eigen", "sleef", "xsimd", "onednn"]
+# The peers: every variant but nonlin's own (the scalar loop of the nonlin functor is not a peer).
+PEERS = ["std", "fastmath", "eigen", "sleef", "xsimd", "onednn"]
 GELUS = ["gelu_exact", "gelu_tanh", "gelu_quick"]
 # Documented max |approx - gelu_exact| on [-5, 5] step 0.01.
 DOCUMENTED_ERROR = {"gelu_tanh": 0.000473235, "gelu_quick": 0.020334869}
@@ -171,35 +176,83 @@ def print_gelu(rows, sizes):
     print()
 
 
-def print_direction(rows, direction, type_, title, sizes, functions, surprises):
+def print_direction(rows, direction, type_, title, sizes, functions, summary):
     present = [fn for fn in functions
                if any(f"{direction}/{fn}/{type_}/{v}/{n}" in rows for v in VARIANTS for n in sizes)]
     if not present:
         return
-    print(f"## {title} (elements/ns; nonlin/std > 1: nonlin faster)\n")
-    header = ["function"]
+    variants = [v for v in VARIANTS
+                if any(f"{direction}/{fn}/{type_}/{v}/{n}" in rows for fn in present for n in sizes)]
+    peers = [v for v in variants if v in PEERS]
+    ceiling_name = "memcpy" if direction == "fwd" else "read2write1"
     for n in sizes:
         label = size_label(n)
-        header += [f"{label} nonlin", f"{label} scalar", f"{label} std", f"{label} nonlin/std"]
+        ceiling = per_ns(rows.get(f"{ceiling_name}/{type_}/{n}"))
+        print(f"## {title}, {label} elements (elements/ns)\n")
+        header = ["function"] + variants + ["fastest peer", "nonlin / fastest peer",
+                                             "nonlin / ceiling"]
+        out = []
+        for fn in present:
+            values = {v: per_ns(rows.get(f"{direction}/{fn}/{type_}/{v}/{n}")) for v in variants}
+            best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
+            cells = [fn] + [fmt(values[v]) for v in variants]
+            cells.append(best[1] if best else "-")
+            cells.append(fmt_ratio(values["nonlin"], best[0] if best else None))
+            cells.append(fmt_ratio(values["nonlin"], ceiling))
+            out.append(cells)
+            summary[(fn, direction, type_)][n] = {
+                "nonlin": values["nonlin"], "best": best, "ceiling": ceiling}
+        if ceiling is not None:
+            out.append([f"*{ceiling_name} (ceiling)*", fmt(ceiling)] + [""] * (len(header) - 2))
+        print(table(header, out))
+        print()
+
+
+def print_summary(summary, sizes):
+    """One line per function and direction: nonlin / fastest peer at the cache sizes, nonlin /
+    the bandwidth ceiling at the largest; the goals are >= 1.0x and >= 0.9x."""
+    if not summary:
+        return []
+    small = [n for n in sizes if n < max(sizes)]
+    big = max(sizes)
+    print("## Summary: nonlin against the fastest peer and the bandwidth ceiling\n")
+    print("Ratios of elements/ns measured in the same run (> 1: nonlin faster). Goals: >= 1.00x "
+          f"the fastest peer at {', '.join(size_label(n) for n in small)}; >= 0.90x the ceiling "
+          f"(memcpy forward, read2write1 backward) at {size_label(big)}.\n")
+    header = ["function", "direction", "type"]
+    header += [f"{size_label(n)} vs fastest peer" for n in small]
+    header += [f"{size_label(big)} vs ceiling"]
     out = []
-    for fn in present:
-        cells = [fn]
-        for n in sizes:
-            values = {v: per_ns(rows.get(f"{direction}/{fn}/{type_}/{v}/{n}")) for v in VARIANTS}
-            cells += [fmt(values[v]) for v in VARIANTS]
-            cells.append(fmt_ratio(values["nonlin"], values["std"]))
-            for peer in ("std", "scalar"):
-                if values["nonlin"] is not None and values[peer] and values["nonlin"] < values[peer]:
-                    surprises.append((values["nonlin"] / values[peer], peer, direction, fn, type_, n))
-        out.append(cells)
-    memcpy = [per_ns(rows.get(f"memcpy/{type_}/{n}")) for n in sizes]
-    if any(v is not None for v in memcpy):
-        cells = ["*memcpy (ceiling)*"]
-        for value in memcpy:
-            cells += [fmt(value), "", "", ""]
+    misses = []
+    for (fn, direction, type_), by_size in summary.items():
+        cells = [fn, direction, type_]
+        for n in small:
+            cell = by_size.get(n)
+            if cell and cell["best"] and cell["nonlin"]:
+                ratio = cell["nonlin"] / cell["best"][0]
+                cells.append(f"{ratio:.2f}x ({cell['best'][1]})")
+                if ratio < 1.0:
+                    misses.append(f"{direction}/{fn}/{type_} at {size_label(n)}: "
+                                  f"{ratio:.2f}x of {cell['best'][1]}")
+            else:
+                cells.append("-")
+        cell = by_size.get(big)
+        if cell and cell["ceiling"] and cell["nonlin"]:
+            ratio = cell["nonlin"] / cell["ceiling"]
+            cells.append(f"{ratio:.2f}x")
+            if ratio < 0.9:
+                misses.append(f"{direction}/{fn}/{type_} at {size_label(big)}: "
+                              f"{ratio:.2f}x of the ceiling")
+        else:
+            cells.append("-")
         out.append(cells)
     print(table(header, out))
     print()
+    print("### Rows that miss a goal\n")
+    for line in misses or ["none"]:
+        print(f"- {line}")
+    print()
+    return misses
 
 
 def print_gated(rows, sizes):
@@ -229,10 +282,29 @@ def print_gated(rows, sizes):
     print()
 
 
+def write_plot_data(rows, functions, path, size=262144):
+    """Tab-separated elements/ns of nonlin and every peer at one size, float, one line per
+    function and direction (fwd, bwd), for scripts/plot.gp; "-" where a variant is missing."""
+    variants = ["nonlin"] + PEERS
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("label\t" + "\t".join(variants) + "\n")
+        for direction in ("fwd", "bwd"):
+            for fn in functions:
+                values = [per_ns(rows.get(f"{direction}/{fn}/float/{v}/{size}")) for v in variants]
+                if values[0] is None:
+                    continue
+                cells = ["-" if v is None else f"{v:.4f}" for v in values]
+                out.write(f"{fn}:{direction}\t" + "\t".join(cells) + "\n")
+
+
 def main(argv):
+    plot_data = None
+    if len(argv) == 4 and argv[2] == "--plot-data":
+        plot_data = argv[3]
+        argv = argv[:2]
     if len(argv) != 2:
-        print("usage: python3 bench/report.py BENCH_JSON  (e.g. build/bench/bench.json)",
-              file=sys.stderr)
+        print("usage: python3 bench/report.py BENCH_JSON [--plot-data FILE]  "
+              "(e.g. build/bench/bench.json)", file=sys.stderr)
         return 2
     with open(argv[1], encoding="utf-8") as handle:
         data = json.load(handle)
@@ -245,30 +317,36 @@ def main(argv):
         if len(parts) == 5 and parts[0] in ("fwd", "bwd", "bwdy") and parts[4].isdigit():
             functions.add(parts[1])
             sizes.add(int(parts[4]))
-        elif len(parts) == 3 and parts[0] == "memcpy" and parts[2].isdigit():
+        elif len(parts) == 3 and parts[0] in ("memcpy", "read2write1") and parts[2].isdigit():
             sizes.add(int(parts[2]))
     sizes = sorted(sizes)
     functions = ordered_functions(functions - {unit for unit, _ in GATED})
+    if plot_data:
+        write_plot_data(rows, functions, plot_data)
 
     print("# nonlin benchmarks\n")
     print_context(data.get("context", {}))
-    print("Throughput in elements per nanosecond (higher is better). nonlin: the span kernel "
-          "(SIMD); scalar: a loop of the nonlin functor on one scalar at a time (not "
-          "vectorized); std: a plain loop of the textbook std:: formula. memcpy copies the same "
-          "number of elements (forward moves as many bytes; backward reads one array more). "
-          "The std backward of step (dx = 0) and identity (dx = dy) compiles to memset and "
-          "memmove, so those ratios compare against a library fill or copy.\n")
+    print("Throughput in elements per nanosecond (higher is better), every figure from one run "
+          "of nonlin_bench on this machine. nonlin: the span kernel (SIMD); scalar: a loop of the "
+          "nonlin functor on one scalar at a time (not vectorized, not a peer); std: a plain loop "
+          "of the textbook std:: formula; fastmath: the same loop built with -ffast-math (glibc "
+          "libmvec); eigen, sleef, xsimd, onednn: each library's own primitives "
+          "(bench/peers/). Ceilings: memcpy (forward traffic) and read2write1 (dx = x + dy, the "
+          "backward's traffic) over the same element count. The std backward of step (dx = 0) "
+          "and identity (dx = dy) compiles to memset and memmove.\n")
     if any(name.startswith("error/") for name in rows) or any(
             f"fwd/{fn}/float/nonlin/{n}" in rows for fn in GELUS for n in sizes):
         print_gelu(rows, sizes)
 
-    surprises = []
-    for direction, type_, title in DIRECTIONS:
-        print_direction(rows, direction, type_, title, sizes, functions, surprises)
-    print_gated(rows, sizes)
+    summary = defaultdict(dict)
+    details = io.StringIO()
+    with contextlib.redirect_stdout(details):
+        for direction, type_, title in DIRECTIONS:
+            print_direction(rows, direction, type_, title, sizes, functions, summary)
+    print_summary(summary, sizes)
     print_softmax(rows)
-
-    print_surprises(surprises)
+    print_gated(rows, sizes)
+    print(details.getvalue(), end="")
     return 0
 
 
@@ -278,42 +356,25 @@ def print_softmax(rows):
     if not names:
         return
     cols = sorted({int(p[5]) for p in names if len(p) == 6 and p[5].isdigit()})
+    variants = [v for v in VARIANTS if any(len(p) == 6 and p[4] == v for p in names)]
+    peers = [v for v in variants if v in PEERS]
     print("## Softmax over rows (float, 256k elements per run; elements/ns)\n")
-    header = "| direction | function | " + " | ".join(
-        f"C={c} nonlin | C={c} std | C={c} nonlin/std" for c in cols) + " |"
-    print(header)
-    print("|---|---|" + "--:|--:|--:|" * len(cols))
+    header = ["direction", "function", "C"] + variants + ["fastest peer", "nonlin / fastest peer"]
+    out = []
     for direction, label in (("fwd", "forward"), ("bwdy", "backward from output")):
         for function in ("softmax", "log_softmax"):
-            cells = []
             for c in cols:
-                ours = per_ns(rows.get(f"softmax/{direction}/{function}/float/nonlin/{c}"))
-                std = per_ns(rows.get(f"softmax/{direction}/softmax/float/std/{c}"))
-                ratio = f"{ours / std:.2f}x" if ours and std else "-"
-                cells += [fmt(ours), fmt(std), ratio]
-            print(f"| {label} | {function} | " + " | ".join(cells) + " |")
-    print("\n(std: a plain three-pass loop of std::exp for softmax; its log_softmax ratio is "
-          "against that softmax loop.)\n")
-
-
-def print_surprises(surprises, threshold=0.8):
-    """The rows where the SIMD kernel lost to the std loop or to its own scalar code by more than
-    the noise of a shared machine (ratio < threshold); closer ones are only counted."""
-    titles = {"std": "nonlin slower than the std loop", "scalar": "nonlin SIMD slower than nonlin scalar"}
-    for peer in ("std", "scalar"):
-        rows = sorted(s for s in surprises if s[1] == peer)
-        if not rows:
-            continue
-        clear = [s for s in rows if s[0] < threshold]
-        print(f"## {titles[peer]} (nonlin/{peer} < {threshold})\n")
-        for ratio, _, direction, fn, type_, n in clear:
-            print(f"- {direction}/{fn}/{type_} at {size_label(n)}: nonlin/{peer} = {ratio:.2f}x")
-        if not clear:
-            print("- none")
-        if len(rows) > len(clear):
-            print(f"- ({len(rows) - len(clear)} more rows between {threshold}x and 1x, "
-                  "mostly memory-bound piecewise-linear rows, not listed)")
-        print()
+                values = {v: per_ns(rows.get(f"softmax/{direction}/{function}/float/{v}/{c}"))
+                          for v in variants}
+                best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
+                if values.get("nonlin") is None:
+                    continue
+                out.append([label, function, str(c)] + [fmt(values[v]) for v in variants]
+                           + [best[1] if best else "-",
+                              fmt_ratio(values["nonlin"], best[0] if best else None)])
+    print(table(header, out))
+    print("\n(std: a plain three-pass loop of std::exp, softmax only; the peers' backward passes "
+          "are not wired, so the backward rows compare against the std loop only.)\n")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // softmax / log_softmax throughput over rows of C = 1000 (a classifier) and C = 32000 (a language
 // model vocabulary), forward and backward from the output, float, next to a plain std:: loop
-// (max, exp, sum, divide; the textbook three passes).
+// (max, exp, sum, divide; the textbook three passes) and the peers' row kernels (bench/peers/,
+// forward only: fastmath, eigen, sleef, xsimd, onednn where built).
 //
-// Names: softmax/<dir>/<function>/float/<variant>/<C>, dir fwd | bwdy, variant nonlin | std.
+// Names: softmax/<dir>/<function>/float/<variant>/<C>, dir fwd | bwdy, variant nonlin | std |
+// a peer's name.
 // Each run normalises 256k elements (262 rows of 1000, or 8 rows of 32000); items/s counts
 // elements.
 
@@ -12,11 +14,15 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include <nonlin/softmax.hpp>
+
+#include "peer.hpp"
 
 namespace {
 
@@ -113,6 +119,38 @@ void softmax_backward_std(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
 }
+
+// Registered before main (static initialisation of this file): every peer's softmax and
+// log_softmax, timed like the nonlin rows after one untimed call (oneDNN's primitive creation).
+bool const peers_registered = [] {
+  for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
+    for (auto const& [function, kernel] :
+         {std::pair{"softmax", peer.softmax}, std::pair{"log_softmax", peer.log_softmax}}) {
+      if (kernel == nullptr) {
+        continue;
+      }
+      std::string const name = std::string("softmax/fwd/") + function + "/float/" + peer.name;
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [kernel = kernel](benchmark::State& state) {
+            auto const cols = static_cast<std::size_t>(state.range(0));
+            std::size_t const rows = rows_for(cols);
+            std::vector<float> const x = logits(rows * cols);
+            std::vector<float> y(rows * cols);
+            kernel(x.data(), y.data(), rows, cols);
+            for (auto _ : state) {
+              kernel(x.data(), y.data(), rows, cols);
+              benchmark::DoNotOptimize(y.data());
+              benchmark::ClobberMemory();
+            }
+            state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
+          })
+          ->Arg(1000)
+          ->Arg(32000);
+    }
+  }
+  return true;
+}();
 
 BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax)
     ->Name("softmax/fwd/softmax/float/nonlin")

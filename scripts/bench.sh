@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The main job: builds the benchmarks for this machine (-march=native), runs them and prints
-# the tables. Extra arguments go to nonlin_bench, e.g. scripts/bench.sh --benchmark_filter=gelu
+# The main job: builds the benchmarks for this machine (-march=native), runs nonlin beside its
+# peers (bench/peers/: -ffast-math loop, Eigen, SLEEF, xsimd, oneDNN on one thread) and the
+# bandwidth ceilings, prints the tables, measures accuracy against MPFR (nonlin and the peers)
+# and draws the figures (build/bench/*.svg; scripts/update-readme.sh copies them to docs/img).
+# Extra arguments go to nonlin_bench, e.g. scripts/bench.sh --benchmark_filter=gelu
+#   NONLIN_ACCURACY_ARGS  arguments of nonlin_accuracy (default: every 64th float pattern,
+#                         200000 double samples, the peers on every 1024th float pattern)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-if ! compgen -G "bench/*.cpp" >/dev/null; then
-  echo "bench.sh: no bench/*.cpp yet, nothing to run" >&2
-  exit 1
-fi
 
 bash scripts/setup-deps.sh --bench
 
@@ -19,20 +19,30 @@ cmake -S . -B "$build" \
   -DNONLIN_BUILD_TESTS=OFF \
   -DNONLIN_BUILD_EXAMPLES=OFF \
   -DNONLIN_WARNINGS_AS_ERRORS=OFF
-targets=(nonlin_bench)
-[[ -f tools/accuracy.cpp ]] && targets+=(nonlin_accuracy)
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+cmake --build "$build" -j "$(nproc)" --target nonlin_bench nonlin_accuracy
 
-"$build/bench/nonlin_bench" \
-  --benchmark_min_time=0.05 \
+# One thread for every peer (oneDNN's OpenMP also forces it from inside, see onednn.cpp).
+# Three repetitions in random order, so that a slow moment of a shared machine does not land
+# on one variant only; the tables show medians.
+echo "bench.sh: running nonlin_bench (a few minutes; its console output goes to $build/bench.txt)"
+OMP_NUM_THREADS=1 "$build/bench/nonlin_bench" \
+  --benchmark_min_time=0.02 \
+  --benchmark_repetitions=3 \
+  --benchmark_enable_random_interleaving=true \
+  --benchmark_report_aggregates_only=true \
   --benchmark_out="$build/bench.json" \
   --benchmark_out_format=json \
-  "$@"
+  "$@" >"$build/bench.txt"
 
-python3 bench/report.py "$build/bench.json" | tee "$build/report.md"
+python3 bench/report.py "$build/bench.json" --plot-data "$build/throughput.tsv" \
+  | tee "$build/report.md"
 
-# Accuracy against MPFR: every 64th float bit pattern and 200000 double samples (about a minute
-# on two cores; tools/accuracy.cpp --exhaustive walks all 2^32 floats).
+# Accuracy against MPFR (tools/accuracy.cpp; --exhaustive walks all 2^32 floats).
 echo
-"$build/bench/nonlin_accuracy" --stride 64 --samples 200000 --threads "$(nproc)" \
-  2>/dev/null | tee "$build/accuracy.md"
+read -r -a accuracy_args <<<"${NONLIN_ACCURACY_ARGS:---stride 64 --samples 200000 --peer-stride 1024}"
+OMP_NUM_THREADS=1 "$build/bench/nonlin_accuracy" "${accuracy_args[@]}" --threads "$(nproc)" \
+  --gelu-curve "$build/gelu_curve.tsv" 2>/dev/null | tee "$build/accuracy.md"
+
+gnuplot -e "dir='$build'; out='$build'" scripts/plot.gp
+echo
+echo "bench.sh: figures in $build/gelu_errors.svg and $build/throughput.svg"

@@ -10,11 +10,22 @@
 // Work is split into chunks over --threads threads (default 2). Prints a markdown table; the
 // from-output column gives the bounded excess (see accuracy_scan.hpp) and the raw error.
 //
-//   nonlin_accuracy [--exhaustive] [--samples N] [--stride S] [--threads T] [--only NAME]
+// The peers (bench/peers/: the -ffast-math loop, Eigen, SLEEF, xsimd, oneDNN, as built) are
+// measured the same way on every --peer-stride-th float pattern (default 1024; 0 skips them):
+// forward and derivative (their backward with dy = 1), against the same reference, screened and
+// MPFR-verified like nonlin's; a second table.
+//
+// --gelu-curve FILE writes the GELU approximations' errors over [-6, 6] (step 0.01) for the
+// plot of scripts/bench.sh: x, gelu_tanh - gelu_exact, gelu_quick - gelu_exact, in double
+// (gelu_exact in double is within a few 1e-16 of the truth, far below the curves' 1e-4 scale).
+//
+//   nonlin_accuracy [--exhaustive] [--samples N] [--stride S] [--peer-stride S] [--threads T]
+//                   [--only NAME] [--gelu-curve FILE]
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +39,7 @@
 
 #include "../tests/support/accuracy_scan.hpp"
 #include "../tests/support/reference.hpp"
+#include "peer.hpp"
 
 namespace {
 
@@ -38,8 +50,10 @@ struct settings {
   bool exhaustive = false;
   std::int64_t samples = 1000000;
   std::uint64_t stride = 16;
+  std::uint64_t peer_stride = 1024;
   unsigned threads = 2;
   std::string only;
+  std::string gelu_curve;
 };
 
 struct row_results {
@@ -53,6 +67,11 @@ struct row_results {
 std::mutex results_mutex;
 std::map<std::string, row_results> results;
 std::vector<std::string> order;
+
+// Serialises the kernels of peers that are not thread-safe.
+std::mutex peer_mutex;
+// peer name -> function -> float result (forward, derivative).
+std::map<std::string, std::map<std::string, accuracy::result>> peer_results;
 
 constexpr std::uint64_t float_chunks = 256;
 constexpr std::int64_t double_chunks = 32;
@@ -76,6 +95,55 @@ void float_chunk(std::string const& name, F const& f, settings const& s, std::ui
   auto& r = results[name];
   r.f32.merge(scan.get());
   r.has_f32 = true;
+}
+
+// A peer's kernels over one chunk of every stride-th float pattern: forward, and backward with
+// dy = 1 (exactly the derivative), a block at a time.
+template <class F>
+void peer_chunk(nonlin::peers::peer const& peer, nonlin::peers::function_kernels const& k,
+                std::string const& name, F const& f, std::uint64_t stride, std::uint64_t chunk) {
+  accuracy::scanner<F, float, double> scan(f, {});
+  std::uint64_t const per_chunk = (std::uint64_t{1} << 32) / float_chunks;
+  std::uint64_t const begin = chunk * per_chunk;
+  std::uint64_t const end = begin + per_chunk;
+  constexpr std::size_t block = 4096;
+  std::vector<float> x, y(block), d(block);
+  std::vector<float> const ones(block, 1.0F);
+  x.reserve(block);
+  auto flush = [&] {
+    std::unique_lock<std::mutex> serial(peer_mutex, std::defer_lock);
+    if (!peer.thread_safe) {
+      serial.lock();
+    }
+    if (k.forward != nullptr) {
+      k.forward(x.data(), y.data(), x.size());
+    }
+    if (k.backward != nullptr) {
+      k.backward(x.data(), ones.data(), d.data(), x.size());
+    }
+    if (serial.owns_lock()) {
+      serial.unlock();
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      // A missing kernel's zeros are measured but not printed ("-" below).
+      scan.add_given(x[i], k.forward != nullptr ? y[i] : 0.0F, k.backward != nullptr ? d[i] : 0.0F);
+    }
+    x.clear();
+  };
+  for (std::uint64_t base = begin, i = 0; base < end; base += stride, ++i) {
+    auto const bits = static_cast<std::uint32_t>(base + (stride > 1 ? i % stride : 0));
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (std::isfinite(v)) {
+      x.push_back(v);
+      if (x.size() == block) {
+        flush();
+      }
+    }
+  }
+  flush();
+  std::lock_guard<std::mutex> lock(results_mutex);
+  peer_results[peer.name][name].merge(scan.get());
 }
 
 template <class F>
@@ -131,6 +199,14 @@ bool parse(int argc, char** argv, settings& s) {
       char const* v = value();
       if (v == nullptr) return false;
       s.stride = std::max<std::uint64_t>(1, std::strtoull(v, nullptr, 10));
+    } else if (a == "--gelu-curve") {
+      char const* v = value();
+      if (v == nullptr) return false;
+      s.gelu_curve = v;
+    } else if (a == "--peer-stride") {
+      char const* v = value();
+      if (v == nullptr) return false;
+      s.peer_stride = std::strtoull(v, nullptr, 10);
     } else if (a == "--threads") {
       char const* v = value();
       if (v == nullptr) return false;
@@ -152,13 +228,32 @@ int main(int argc, char** argv) {
   settings s;
   if (!parse(argc, argv, s)) {
     std::fprintf(
-        stderr, "usage: %s [--exhaustive] [--samples N] [--stride S] [--threads T] [--only NAME]\n",
+        stderr,
+        "usage: %s [--exhaustive] [--samples N] [--stride S] [--peer-stride S] [--threads T] "
+        "[--only NAME] [--gelu-curve FILE]\n",
         argv[0]);
     return 2;
   }
-  if ((std::uint64_t{1} << 32) / float_chunks % s.stride != 0) {
-    std::fprintf(stderr, "--stride must divide 2^24\n");
+  if ((std::uint64_t{1} << 32) / float_chunks % s.stride != 0 ||
+      (s.peer_stride != 0 && (std::uint64_t{1} << 32) / float_chunks % s.peer_stride != 0)) {
+    std::fprintf(stderr, "--stride and --peer-stride must divide 2^24\n");
     return 2;
+  }
+
+  if (!s.gelu_curve.empty()) {
+    std::FILE* out = std::fopen(s.gelu_curve.c_str(), "w");
+    if (out == nullptr) {
+      std::perror(s.gelu_curve.c_str());
+      return 1;
+    }
+    std::fprintf(out, "# x\tgelu_tanh - gelu_exact\tgelu_quick - gelu_exact\n");
+    for (int i = -600; i <= 600; ++i) {
+      double const x = i / 100.0;
+      double const exact = nonlin::gelu_exact{}(x);
+      std::fprintf(out, "%.2f\t%.9e\t%.9e\n", x, nonlin::gelu_tanh{}(x)-exact,
+                   nonlin::gelu_quick{}(x)-exact);
+    }
+    std::fclose(out);
   }
 
   // Longest tasks first (double chunks of the slow references), then the float chunks.
@@ -183,6 +278,23 @@ int main(int argc, char** argv) {
       tasks.emplace_back([name, f = e.f, &s, c] { float_chunk(name, f, s, c); });
     }
   });
+
+  if (s.peer_stride != 0) {
+    for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
+      accuracy::for_each_measured([&](auto const& e) {
+        std::string const name(e.name);
+        nonlin::peers::function_kernels const* k = peer.find(name);
+        if ((!s.only.empty() && s.only != name) || k == nullptr) {
+          return;
+        }
+        for (std::uint64_t c = 0; c < float_chunks; ++c) {
+          tasks.emplace_back([&peer, k, name, f = e.f, &s, c] {
+            peer_chunk(peer, *k, name, f, s.peer_stride, c);
+          });
+        }
+      });
+    }
+  }
 
   auto const start = std::chrono::steady_clock::now();
   std::atomic<std::size_t> next{0};
@@ -239,6 +351,53 @@ int main(int argc, char** argv) {
                 cell(at(r.f32, member::derivative)).c_str(),
                 cell_double(at(r.f64, member::forward)).c_str(),
                 cell_double(at(r.f64, member::derivative)).c_str(), dfo32.c_str(), dfo64.c_str());
+  }
+  if (s.peer_stride != 0 && !nonlin::peers::all().empty()) {
+    std::printf(
+        "\nPeers, float, every %llu-th bit pattern, the same reference: max ULP forward / "
+        "derivative (backward with dy = 1); \"-\": not offered by the library. nonlin on the "
+        "same inputs is the table above (a denser subset).\n\n",
+        static_cast<unsigned long long>(s.peer_stride));
+    std::printf("| function |");
+    for (auto const& peer : nonlin::peers::all()) {
+      std::printf(" %s |", peer.name.c_str());
+    }
+    std::printf("\n|---|");
+    for (std::size_t i = 0; i < nonlin::peers::all().size(); ++i) {
+      std::printf("---|");
+    }
+    std::printf("\n");
+    for (std::string const& name : order) {
+      std::printf("| %s |", name.c_str());
+      for (auto const& peer : nonlin::peers::all()) {
+        auto const found = peer_results[peer.name].find(name);
+        if (found == peer_results[peer.name].end()) {
+          std::printf(" - |");
+          continue;
+        }
+        accuracy::result const& r = found->second;
+        nonlin::peers::function_kernels const* k = peer.find(name);
+        auto brief = [&](member m) {
+          accuracy::maximum const v = r.rows[static_cast<std::size_t>(m)].all();
+          bool const offered =
+              m == member::forward ? k->forward != nullptr : k->backward != nullptr;
+          if (v.value < 0 || !offered) {
+            return std::string("-");
+          }
+          char buf[48];
+          std::snprintf(buf, sizeof buf, v.value < 1e4 ? "%.2f" : "%.2g", v.value);
+          return std::string(buf);
+        };
+        std::printf(" %s / %s |", brief(member::forward).c_str(),
+                    brief(member::derivative).c_str());
+      }
+      std::printf("\n");
+    }
+    std::printf("\nPeer versions:");
+    for (auto const& peer : nonlin::peers::all()) {
+      std::printf(" %s: %s;", peer.name.c_str(), peer.version.c_str());
+    }
+    std::printf("\n");
   }
   std::printf("\nfloat points per function: %lld, MPFR-verified: ",
               static_cast<long long>(results[order.front()].f32.points));

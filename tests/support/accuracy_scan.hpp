@@ -160,49 +160,67 @@ class scanner {
   scanner(F const& f, options const& opts) : f_(f), opts_(opts) {}
 
   void add(T x) {
+    T const y = f_(x);
+    T dfo = T(0);
+    if constexpr (from_output) {
+      dfo = f_.derivative_from_output(y);
+    }
+    add_computed(x, y, f_.derivative(x), dfo);
+  }
+
+  // Another implementation's results at x (a peer's forward y and derivative d) measured
+  // against the reference of F; the from-output member is not measured.
+  void add_given(T x, T y, T d) {
+    given_only_ = true;
+    add_computed(x, y, d, T(0));
+  }
+
+ private:
+  void add_computed(T x, T y, T d, T dfo) {
     ++res_.points;
     if constexpr (std::is_same_v<T, float>) {
-      T const y = f_(x);
-      T const d = f_.derivative(x);
       auto const est = reference::fast::estimate<W>(f_, static_cast<W>(x));
       double const e_fwd = reference::fast::ulp_error<T>(y, est.forward);
       double const e_der = reference::fast::ulp_error<T>(d, est.derivative);
       double const xd = static_cast<double>(x);
-      top(member::forward, xd).offer(e_fwd, x);
-      top(member::derivative, xd).offer(e_der, x);
+      sample const at{x, y, d, dfo};
+      top(member::forward, xd).offer(e_fwd, at);
+      top(member::derivative, xd).offer(e_der, at);
       double e_raw = 0.0;
       if constexpr (from_output) {
-        T const dfo = f_.derivative_from_output(y);
-        W const g = reference::fast::given_output<W>(f_, static_cast<W>(y));
-        e_raw = reference::fast::ulp_error<T>(dfo, est.derivative);
-        double const e_inh = reference::fast::ulp_distance<T>(g, est.derivative);
-        int const e_d = reference::fast::ulp_exponent<T>(est.derivative);
-        top(member::from_output, xd).offer(excess(e_raw, e_inh, y, e_d), x);
-        raw_top_.offer(e_raw, x);
+        if (!given_only_) {
+          W const g = reference::fast::given_output<W>(f_, static_cast<W>(y));
+          e_raw = reference::fast::ulp_error<T>(dfo, est.derivative);
+          double const e_inh = reference::fast::ulp_distance<T>(g, est.derivative);
+          int const e_d = reference::fast::ulp_exponent<T>(est.derivative);
+          top(member::from_output, xd).offer(excess(e_raw, e_inh, y, e_d), at);
+          raw_top_.offer(e_raw, at);
+        }
       }
       if (opts_.validate_every > 0 && res_.points % opts_.validate_every == 0) {
-        exact const measured = measure(x);
+        exact const measured = measure(at);
         shortfall(xd, e_fwd, measured.forward);
         shortfall(xd, e_der, measured.derivative);
-        if constexpr (from_output) {
+        if (from_output && !given_only_) {
           shortfall(xd, e_raw, measured.raw);
         }
       }
     } else {
-      measure(x);
+      measure(sample{x, y, d, dfo});
     }
   }
 
+ public:
   // The MPFR pass over the float candidates (idempotent); get() runs it.
   void finish() {
     for (auto& t : tops_) {
       for (std::size_t i = 0; i < t.size; ++i) {
-        measure(t.x[i]);
+        measure(t.at[i]);
       }
       t = {};
     }
     for (std::size_t i = 0; i < raw_top_.size; ++i) {
-      measure(raw_top_.x[i]);
+      measure(raw_top_.at[i]);
     }
     raw_top_ = {};
   }
@@ -227,14 +245,21 @@ class scanner {
   // The `candidates` largest estimates seen, with their inputs. The true maximum is among them
   // unless more than that many estimates lie within the screening error (~2^-20 ulp) of it, and
   // then they all share its value to that accuracy.
+  // An input and the results measured there (forward, derivative, derivative from output).
+  struct sample {
+    T x;
+    T y;
+    T d;
+    T dfo;
+  };
   struct top_k {
     std::array<double, candidates> error{};
-    std::array<T, candidates> x{};
+    std::array<sample, candidates> at{};
     std::size_t size = 0;
-    void offer(double e, T at) {
+    void offer(double e, sample const& s) {
       if (size < candidates) {
         error[size] = e;
-        x[size] = at;
+        at[size] = s;
         ++size;
         return;
       }
@@ -246,7 +271,7 @@ class scanner {
       }
       if (e > error[low]) {
         error[low] = e;
-        x[low] = at;
+        at[low] = s;
       }
     }
   };
@@ -272,13 +297,11 @@ class scanner {
     }
   }
 
-  exact measure(T x) {
-    T const y = f_(x);
-    T const d = f_.derivative(x);
-    T dfo = T(0);
-    if constexpr (from_output) {
-      dfo = f_.derivative_from_output(y);
-    }
+  exact measure(sample const& s) {
+    T const x = s.x;
+    T const y = s.y;
+    T const d = s.d;
+    T const dfo = s.dfo;
     ++res_.mpfr_points;
     double const xd = static_cast<double>(x);
     reference::evaluate(f_, xd, ref_);
@@ -288,6 +311,9 @@ class scanner {
     bucket(member::forward, xd).take(out.forward, xd);
     bucket(member::derivative, xd).take(out.derivative, xd);
     if constexpr (from_output) {
+      if (given_only_) {
+        return out;
+      }
       reference::derivative_given_output(f_, static_cast<double>(y), given_);
       out.raw = reference::ulp_error<T>(dfo, ref_.derivative);
       double const inherited = reference::ulp_error<T>(given_, ref_.derivative);
@@ -302,6 +328,7 @@ class scanner {
   }
 
   F f_;
+  bool given_only_ = false;
   options opts_;
   result res_;
   std::array<top_k, 2 * member_count> tops_{};

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+// Peer "onednn": oneDNN's (2.6, C++ API) CPU primitives on a 1-D f32 tensor of n elements, the way
+// a framework calls them: eltwise_forward (forward_inference), eltwise_backward (backward_data,
+// from x with the plain algorithms, from the output with the *_use_dst_for_bwd ones) and
+// softmax_v2_forward (softmax_accurate / softmax_log over axis 1 of a rows x cols tensor).
+// oneDNN has one implementation per algorithm (no accuracy knobs), so there is no variant to pick;
+// gelu_exact is eltwise_gelu_erf, gelu_tanh is eltwise_gelu_tanh, softplus is eltwise_soft_relu.
+//
+// Each kernel is one primitive, except where oneDNN 2.6 has no algorithm for the function: selu
+// (elu with alpha, then linear by lambda), hardsigmoid (linear x / 6 + 1/2, then clip to [0, 1];
+// backward: clip_v2 backward, then linear by 1/6) and squared_relu (relu, then square) run two jit
+// primitives, the second in place on the output. (An eltwise post-op would fuse them into one
+// pass, but in 2.6 an eltwise primitive with an eltwise post-op falls back to the scalar "ref:any"
+// implementation, which no user would keep.)
+// Left out: step (no algorithm), the backward of squared_relu (dy * 2 relu(x) is a product of two
+// tensors: a binary primitive and a scratch buffer), and backward-from-output where oneDNN has no
+// *_use_dst_for_bwd algorithm (selu, log_sigmoid, softplus).
+//
+// Accuracy: oneDNN computes several functions in the cancelling textbook form, so the relative
+// error grows in the tails while the absolute error stays ~1e-6: softplus / log_sigmoid as
+// log(1 + e^x) (wrong by 7% at x = -12, garbage below), elu as e^x - 1 (1% at x = -1e-6),
+// gelu_erf through 1 + erf (4% at x = -5), gelu_tanh (30% at x = -5), mish (17% at x = -15).
+//
+// Dispatch: on the development machine (AMD EPYC with AVX-512 and BF16)
+// dnnl::get_effective_cpu_isa() reports avx512_core_bf16, and eltwise (forward and backward) and
+// softmax_v2 all run their "jit:avx512_core" implementations (ONEDNN_VERBOSE=1 shows them).
+//
+// Setup: primitives and memory objects are created on the first call for a given n (rows x cols)
+// and cached per (function, direction, size) in a function-local static map, so a timed call only
+// points the cached dnnl::memory objects at the caller's arrays (set_data_handle) and executes on
+// a cached stream. Not thread-safe, like the benchmark that calls it.
+//
+// Threads: Debian's libdnnl is built with DNNL_CPU_THREADING_RUNTIME = OMP (it links libgomp), so
+// by default it would use every core. The comparison is single-threaded, so we set the OpenMP
+// thread count of the calling thread to 1 with omp_set_num_threads, looked up in the already
+// loaded libgomp with dlsym (that keeps -fopenmp out of the build). This changes the OpenMP
+// default of the whole process (nothing else in the benchmark uses OpenMP).
+
+#include <dlfcn.h>
+#include <dnnl.hpp>
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "peer.hpp"
+
+namespace nonlin::peers {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+// Runs oneDNN on one thread (see the header comment). Returns false where that cannot be done
+// from here (a TBB or threadpool build), so that the version string does not claim it.
+bool force_one_thread() {
+  auto const runtime = dnnl::version()->cpu_runtime;
+  if (runtime == DNNL_RUNTIME_SEQ) {
+    return true;
+  }
+  if (runtime == DNNL_RUNTIME_OMP) {
+    // Conditionally-supported object-to-function pointer cast: fine on every POSIX system.
+    auto const set_threads =
+        reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    if (set_threads != nullptr) {
+      set_threads(1);
+      return true;
+    }
+  }
+  return false;
+}
+
+struct context {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+context& ctx() {
+  static context c;
+  return c;
+}
+
+// One eltwise algorithm with its alpha and beta (meaning per algorithm, see dnnl_types.h).
+struct op {
+  algorithm alg = algorithm::undef;
+  float alpha = 0;
+  float beta = 0;
+};
+
+// A forward: `first` from x to y, then `then` (if any) in place on y.
+struct forward_plan {
+  op first;
+  op then;
+};
+
+// A backward: eltwise_backward with `alg` (a *_use_dst_for_bwd algorithm reads y instead of x),
+// then (if any) `then` in place on dx.
+struct backward_plan {
+  op alg;
+  bool use_dst = false;
+  op then;
+};
+
+memory::desc vector_desc(std::size_t n) {
+  return {{static_cast<memory::dim>(n)}, memory::data_type::f32, memory::format_tag::a};
+}
+
+// A memory object with no buffer of its own: set_data_handle points it at the caller's array.
+memory unbound(memory::desc const& md) { return {md, ctx().engine, DNNL_MEMORY_NONE}; }
+
+// An eltwise forward primitive run in place on one memory object (the second step of a plan).
+struct in_place {
+  dnnl::eltwise_forward prim;
+  std::unordered_map<int, memory> args;
+
+  in_place() = default;
+  in_place(op const& o, memory const& data) {
+    if (o.alg == algorithm::undef) {
+      return;
+    }
+    dnnl::eltwise_forward::desc const d(dnnl::prop_kind::forward_inference, o.alg, data.get_desc(),
+                                        o.alpha, o.beta);
+    prim = dnnl::eltwise_forward({d, ctx().engine});
+    args = {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}};
+  }
+  void run() const {
+    if (prim) {
+      prim.execute(ctx().stream, args);
+    }
+  }
+};
+
+template <forward_plan const& P>
+void forward(float const* x, float* y, std::size_t n) {
+  if (n == 0) {
+    return;
+  }
+  struct cached {
+    memory src, dst;
+    dnnl::eltwise_forward prim;
+    std::unordered_map<int, memory> args;
+    in_place then;
+  };
+  static std::map<std::size_t, cached> cache;
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    force_one_thread();
+    cached c;
+    auto const md = vector_desc(n);
+    c.src = unbound(md);
+    c.dst = unbound(md);
+    dnnl::eltwise_forward::desc const d(dnnl::prop_kind::forward_inference, P.first.alg, md,
+                                        P.first.alpha, P.first.beta);
+    c.prim = dnnl::eltwise_forward({d, ctx().engine});
+    c.args = {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_DST, c.dst}};
+    c.then = in_place(P.then, c.dst);
+    it = cache.emplace(n, std::move(c)).first;
+  }
+  cached const& c = it->second;
+  c.src.set_data_handle(const_cast<float*>(x));  // read only: oneDNN takes void*
+  c.dst.set_data_handle(y);
+  c.prim.execute(ctx().stream, c.args);
+  c.then.run();
+  ctx().stream.wait();
+}
+
+template <backward_plan const& P>
+void backward(float const* in, float const* dy, float* dx, std::size_t n) {
+  if (n == 0) {
+    return;
+  }
+  struct cached {
+    memory in, diff_dst, diff_src;
+    dnnl::eltwise_backward prim;
+    std::unordered_map<int, memory> args;
+    in_place then;
+  };
+  static std::map<std::size_t, cached> cache;
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    force_one_thread();
+    cached c;
+    auto const md = vector_desc(n);
+    c.in = unbound(md);
+    c.diff_dst = unbound(md);
+    c.diff_src = unbound(md);
+    // The backward primitive descriptor needs its forward one as a hint (same algorithm).
+    dnnl::eltwise_forward::desc const fd(dnnl::prop_kind::forward_training, P.alg.alg, md,
+                                         P.alg.alpha, P.alg.beta);
+    dnnl::eltwise_forward::primitive_desc const hint(fd, ctx().engine);
+    dnnl::eltwise_backward::desc const bd(P.alg.alg, md, md, P.alg.alpha, P.alg.beta);
+    c.prim = dnnl::eltwise_backward({bd, ctx().engine, hint});
+    c.args = {{P.use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, c.in},
+              {DNNL_ARG_DIFF_DST, c.diff_dst},
+              {DNNL_ARG_DIFF_SRC, c.diff_src}};
+    c.then = in_place(P.then, c.diff_src);
+    it = cache.emplace(n, std::move(c)).first;
+  }
+  cached const& c = it->second;
+  c.in.set_data_handle(const_cast<float*>(in));
+  c.diff_dst.set_data_handle(const_cast<float*>(dy));
+  c.diff_src.set_data_handle(dx);
+  c.prim.execute(ctx().stream, c.args);
+  c.then.run();
+  ctx().stream.wait();
+}
+
+template <algorithm A>
+void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) {
+  if (rows == 0 || cols == 0) {
+    return;
+  }
+  struct cached {
+    memory src, dst;
+    dnnl::softmax_v2_forward prim;
+    std::unordered_map<int, memory> args;
+  };
+  static std::map<std::pair<std::size_t, std::size_t>, cached> cache;
+  auto it = cache.find({rows, cols});
+  if (it == cache.end()) {
+    force_one_thread();
+    cached c;
+    memory::desc const md({static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)},
+                          memory::data_type::f32, memory::format_tag::ab);
+    c.src = unbound(md);
+    c.dst = unbound(md);
+    dnnl::softmax_v2_forward::desc const d(dnnl::prop_kind::forward_inference, A, md, md, 1);
+    c.prim = dnnl::softmax_v2_forward({d, ctx().engine});
+    c.args = {{DNNL_ARG_SRC, c.src}, {DNNL_ARG_DST, c.dst}};
+    it = cache.emplace(std::pair{rows, cols}, std::move(c)).first;
+  }
+  cached const& c = it->second;
+  c.src.set_data_handle(const_cast<float*>(x));
+  c.dst.set_data_handle(y);
+  c.prim.execute(ctx().stream, c.args);
+  ctx().stream.wait();
+}
+
+// nonlin's default parameters (README), as oneDNN algorithms.
+constexpr float selu_alpha = 1.67326324235437728481704299167171f;
+constexpr float selu_lambda = 1.05070098735548049341933498529460f;
+
+constexpr op linear{algorithm::eltwise_linear, 1, 0};
+constexpr op relu{algorithm::eltwise_relu, 0, 0};
+constexpr op relu6{algorithm::eltwise_clip_v2, 0, 6};  // clip_v2: derivative 0 at both bounds
+constexpr op hardtanh{algorithm::eltwise_clip_v2, -1, 1};
+constexpr op leaky_relu{algorithm::eltwise_relu, 0.01f, 0};
+constexpr op elu{algorithm::eltwise_elu, 1, 0};
+constexpr op selu_elu{algorithm::eltwise_elu, selu_alpha, 0};
+constexpr op selu_scale{algorithm::eltwise_linear, selu_lambda, 0};
+constexpr op logistic{algorithm::eltwise_logistic, 0, 0};
+constexpr op tanh_op{algorithm::eltwise_tanh, 0, 0};
+constexpr op logsigmoid{algorithm::eltwise_logsigmoid, 0, 0};
+constexpr op hardswish{algorithm::eltwise_hardswish, 0, 0};  // 2.6: x relu6(x + 3) / 6, fixed
+constexpr op soft_relu{algorithm::eltwise_soft_relu, 0, 0};  // 2.6: log(1 + e^x), no parameter
+constexpr op gelu_erf{algorithm::eltwise_gelu_erf, 0, 0};
+constexpr op gelu_tanh{algorithm::eltwise_gelu_tanh, 0, 0};
+constexpr op gelu_quick{algorithm::eltwise_swish, 1.702f, 0};  // x sigmoid(1.702 x)
+constexpr op swish{algorithm::eltwise_swish, 1, 0};            // x sigmoid(alpha x), alpha = beta
+constexpr op mish{algorithm::eltwise_mish, 0, 0};
+constexpr op square{algorithm::eltwise_square, 0, 0};
+// hardsigmoid (no algorithm before oneDNN 3.0): clip(x / 6 + 1/2, 0, 1).
+constexpr op hs_linear{algorithm::eltwise_linear, 1.0f / 6, 0.5f};
+constexpr op hs_clip{algorithm::eltwise_clip_v2, 0, 1};
+constexpr op hs_bwd{algorithm::eltwise_clip_v2, -3, 3};  // dy where -3 < x < 3, then / 6
+constexpr op hs_bwd_y{algorithm::eltwise_clip_v2_use_dst_for_bwd, 0, 1};  // dy where 0 < y < 1
+constexpr op sixth{algorithm::eltwise_linear, 1.0f / 6, 0};
+
+// The same alpha and beta with the *_use_dst_for_bwd variant of the algorithm.
+constexpr op use_dst(op o, algorithm a) {
+  o.alg = a;
+  return o;
+}
+
+// Forward plans.
+constexpr forward_plan f_identity{linear, {}};
+constexpr forward_plan f_relu{relu, {}};
+constexpr forward_plan f_relu6{relu6, {}};
+constexpr forward_plan f_hardtanh{hardtanh, {}};
+constexpr forward_plan f_leaky_relu{leaky_relu, {}};
+constexpr forward_plan f_elu{elu, {}};
+constexpr forward_plan f_selu{selu_elu, selu_scale};
+constexpr forward_plan f_sigmoid{logistic, {}};
+constexpr forward_plan f_tanh{tanh_op, {}};
+constexpr forward_plan f_log_sigmoid{logsigmoid, {}};
+constexpr forward_plan f_hardsigmoid{hs_linear, hs_clip};
+constexpr forward_plan f_hardswish{hardswish, {}};
+constexpr forward_plan f_softplus{soft_relu, {}};
+constexpr forward_plan f_gelu_exact{gelu_erf, {}};
+constexpr forward_plan f_gelu_tanh{gelu_tanh, {}};
+constexpr forward_plan f_gelu_quick{gelu_quick, {}};
+constexpr forward_plan f_swish{swish, {}};
+constexpr forward_plan f_mish{mish, {}};
+constexpr forward_plan f_squared_relu{relu, square};
+
+// Backward plans from x.
+constexpr backward_plan b_identity{linear, false, {}};
+constexpr backward_plan b_relu{relu, false, {}};
+constexpr backward_plan b_relu6{relu6, false, {}};
+constexpr backward_plan b_hardtanh{hardtanh, false, {}};
+constexpr backward_plan b_leaky_relu{leaky_relu, false, {}};
+constexpr backward_plan b_elu{elu, false, {}};
+constexpr backward_plan b_selu{selu_elu, false, selu_scale};
+constexpr backward_plan b_sigmoid{logistic, false, {}};
+constexpr backward_plan b_tanh{tanh_op, false, {}};
+constexpr backward_plan b_log_sigmoid{logsigmoid, false, {}};
+constexpr backward_plan b_hardsigmoid{hs_bwd, false, sixth};
+constexpr backward_plan b_hardswish{hardswish, false, {}};
+constexpr backward_plan b_softplus{soft_relu, false, {}};
+constexpr backward_plan b_gelu_exact{gelu_erf, false, {}};
+constexpr backward_plan b_gelu_tanh{gelu_tanh, false, {}};
+constexpr backward_plan b_gelu_quick{gelu_quick, false, {}};
+constexpr backward_plan b_swish{swish, false, {}};
+constexpr backward_plan b_mish{mish, false, {}};
+
+// Backward plans from y = f(x) (identity's derivative does not depend on its input: b_identity
+// serves both). leaky_relu keeps the sign (slope > 0), so relu_use_dst_for_bwd with the same alpha
+// is exact.
+constexpr backward_plan y_relu{use_dst(relu, algorithm::eltwise_relu_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_relu6{
+    use_dst(relu6, algorithm::eltwise_clip_v2_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_hardtanh{
+    use_dst(hardtanh, algorithm::eltwise_clip_v2_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_leaky_relu{
+    use_dst(leaky_relu, algorithm::eltwise_relu_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_elu{use_dst(elu, algorithm::eltwise_elu_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_sigmoid{
+    use_dst(logistic, algorithm::eltwise_logistic_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_tanh{use_dst(tanh_op, algorithm::eltwise_tanh_use_dst_for_bwd), true, {}};
+constexpr backward_plan y_hardsigmoid{hs_bwd_y, true, sixth};
+
+template <forward_plan const& F, backward_plan const& B>
+function_kernels entry(char const* name) {
+  return {name, forward<F>, backward<B>, nullptr};
+}
+
+template <forward_plan const& F, backward_plan const& B, backward_plan const& Y>
+function_kernels entry(char const* name) {
+  return {name, forward<F>, backward<B>, backward<Y>};
+}
+
+}  // namespace
+
+peer make_onednn() {
+  peer p;
+  p.name = "onednn";
+  p.thread_safe = false;  // one cache of primitives and memory objects per size
+  bool const one_thread = force_one_thread();
+  auto const* v = dnnl::version();
+  p.version = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+              std::to_string(v->patch) + (one_thread ? " (1 thread)" : " (default threads)");
+  p.functions = {
+      entry<f_identity, b_identity, b_identity>("identity"),
+      entry<f_relu, b_relu, y_relu>("relu"),
+      entry<f_relu6, b_relu6, y_relu6>("relu6"),
+      entry<f_hardtanh, b_hardtanh, y_hardtanh>("hardtanh"),
+      entry<f_leaky_relu, b_leaky_relu, y_leaky_relu>("leaky_relu"),
+      entry<f_elu, b_elu, y_elu>("elu"),
+      entry<f_selu, b_selu>("selu"),
+      // celu with nonlin's default alpha = 1 is exactly elu with alpha = 1.
+      entry<f_elu, b_elu, y_elu>("celu"),
+      entry<f_sigmoid, b_sigmoid, y_sigmoid>("sigmoid"),
+      entry<f_tanh, b_tanh, y_tanh>("tanh"),
+      entry<f_log_sigmoid, b_log_sigmoid>("log_sigmoid"),
+      entry<f_hardsigmoid, b_hardsigmoid, y_hardsigmoid>("hardsigmoid"),
+      entry<f_hardswish, b_hardswish>("hardswish"),
+      entry<f_softplus, b_softplus>("softplus"),
+      entry<f_gelu_exact, b_gelu_exact>("gelu_exact"),
+      entry<f_gelu_tanh, b_gelu_tanh>("gelu_tanh"),
+      entry<f_gelu_quick, b_gelu_quick>("gelu_quick"),
+      entry<f_swish, b_swish>("silu"),  // silu = swish with beta 1
+      entry<f_swish, b_swish>("swish"),
+      entry<f_mish, b_mish>("mish"),
+      {"squared_relu", forward<f_squared_relu>, nullptr, nullptr},
+  };
+  p.softmax = softmax_rows<algorithm::softmax_accurate>;
+  p.log_softmax = softmax_rows<algorithm::softmax_log>;
+  return p;
+}
+
+}  // namespace nonlin::peers

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The libraries nonlin is measured against ("peers"), each behind the same plain interface so
+// that the benchmark (bench/activations_bench.cpp, bench/softmax_bench.cpp) and the accuracy
+// tool (tools/accuracy.cpp) time and measure them exactly like nonlin's own span kernels.
+//
+// A peer implements nonlin's functions with the library's own primitives, the way a user of
+// that library would write them (e.g. SiLU with SLEEF as x / (1 + Sleef_expf16_u10(-x))), with
+// nonlin's default parameters (see README: leaky_relu slope 0.01, elu/celu alpha 1, gelu_quick
+// 1.702, swish beta 1, softplus beta 1 with no threshold, hardsigmoid x/6 + 1/2 clamped, ...).
+// Only float32. A function the library cannot express sensibly is simply absent (nullptr or no
+// entry): absent peers are shown as "-" in the tables.
+//
+// Kernels take whole arrays (any n >= 0, any alignment, no aliasing between inputs and
+// outputs). Any one-time setup (oneDNN primitive creation) happens on the first call for a
+// given n, which the benchmark makes before timing; later calls with the same n must not
+// allocate or create anything.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace nonlin::peers {
+
+// y[i] = f(x[i])
+using forward_kernel = void (*)(float const* x, float* y, std::size_t n);
+// dx[i] = dy[i] * f'(x[i])  (backward: in = x)  or  dy[i] * f'(f^-1(y[i]))  (from output: in = y)
+using backward_kernel = void (*)(float const* in, float const* dy, float* dx, std::size_t n);
+// Row-wise softmax / log_softmax of a rows x cols row-major matrix, temperature 1.
+using rows_kernel = void (*)(float const* x, float* y, std::size_t rows, std::size_t cols);
+
+struct function_kernels {
+  std::string function;  // nonlin's functor name: "sigmoid", "gelu_tanh", "leaky_relu", ...
+  forward_kernel forward = nullptr;
+  backward_kernel backward = nullptr;              // from x
+  backward_kernel backward_from_output = nullptr;  // from y = f(x), where the library offers it
+};
+
+struct peer {
+  std::string name;     // table column: "fastmath", "eigen", "sleef", "xsimd", "onednn"
+  std::string version;  // e.g. "Eigen 3.4.0", "SLEEF 3.5.1", "oneDNN 2.6.3 (1 thread)"
+  std::vector<function_kernels> functions;
+  rows_kernel softmax = nullptr;
+  rows_kernel log_softmax = nullptr;
+  // false: calls must not overlap (oneDNN's cached primitives and memory objects); the accuracy
+  // tool then runs this peer's kernels under a lock.
+  bool thread_safe = true;
+
+  function_kernels const* find(std::string const& function) const {
+    for (auto const& f : functions) {
+      if (f.function == function) {
+        return &f;
+      }
+    }
+    return nullptr;
+  }
+};
+
+// Every peer compiled into this build (bench/peers/registry.cpp), in table order.
+std::vector<peer> const& all();
+
+// One per library; each defined in its own translation unit (bench/peers/<name>.cpp), compiled
+// only when the library is found (NONLIN_HAVE_EIGEN, NONLIN_HAVE_SLEEF, NONLIN_HAVE_DNNL).
+peer make_fastmath();
+peer make_eigen();
+peer make_sleef();
+peer make_xsimd();
+peer make_onednn();
+
+}  // namespace nonlin::peers
