@@ -99,12 +99,45 @@ inline pow2_pair<V> scale_factors(V const& n) noexcept {
 }
 
 // y * 2^n for integral n, rounded once (subnormal results included): the first factor keeps
-// y * 2^(n/2) normal and exact, the second rounds; needs |n| < 2 * bias.
+// y * 2^(n/2) normal and exact, the second rounds; needs |n| < 2 * bias. With AVX-512 one
+// vscalef does the same (also rounded once, so the bits are the same), for scalars too.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <real_value V>
 inline V scale(V const& y, V const& n) noexcept {
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  using T = scalar_t<V>;
+  constexpr bool is_float = std::is_same_v<T, float>;
+  if constexpr (!is_batch_v<V>) {
+    if constexpr (is_float) {
+      return _mm_cvtss_f32(_mm_scalef_ss(_mm_set_ss(y), _mm_set_ss(n)));
+    } else {
+      return _mm_cvtsd_f64(_mm_scalef_sd(_mm_set_sd(y), _mm_set_sd(n)));
+    }
+  } else if constexpr (sizeof(V) == 64) {
+    if constexpr (is_float) {
+      return V(_mm512_scalef_ps(y, n));
+    } else {
+      return V(_mm512_scalef_pd(y, n));
+    }
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (is_float) {
+      return V(_mm256_scalef_ps(y, n));
+    } else {
+      return V(_mm256_scalef_pd(y, n));
+    }
+  } else {
+    if constexpr (is_float) {
+      return V(_mm_scalef_ps(y, n));
+    } else {
+      return V(_mm_scalef_pd(y, n));
+    }
+  }
+#else
   auto const [first, second] = math::scale_factors(n);
   return (y * first) * second;
+#endif
 }
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // The reduced argument of e^x: x = n ln2 + r, n integral, |r| <= ln2/2 (x clamped first).
 template <real_value V>
@@ -131,20 +164,19 @@ inline V expm1_reduced(V const& r) noexcept {
   return math::fma(r * r, math::horner(r, K::q), r);
 }
 
-// e^(x + lo) as (1 + m) 2^n, 2^n = first * second: the form that lets a caller multiply e^x by
-// a factor k with one rounding, k (1 + m) = fma(k, m, k), before the scale, which is exact
-// unless the result is subnormal (then it rounds once). lo is a small low part of the argument
+// e^(x + lo) as (1 + m) 2^n: the form that lets a caller multiply e^x by
+// a factor k with one rounding, k (1 + m) = fma(k, m, k), before the scale (math::scale),
+// which is exact unless the result is subnormal (then it rounds once). lo is a small low part of
+// the argument
 // (|lo| < ulp(x)), added after the reduction so that it is not lost. Where e^x underflows
 // entirely (x below the clamp) m = -1, so every product is 0; above the clamp m = +inf.
 template <real_value V>
 struct exp_split {
   V m;
   V n;
-  V first;
-  V second;
 
-  V value() const noexcept { return ((m + math::c<V>(1)) * first) * second; }
-  V times(V const& k) const noexcept { return (math::fma(k, m, k) * first) * second; }
+  V value() const noexcept { return math::scale(m + math::c<V>(1), n); }
+  V times(V const& k) const noexcept { return math::scale(math::fma(k, m, k), n); }
   mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
 
@@ -155,8 +187,7 @@ inline exp_split<V> exp_parts(V const& x, V const& lo = V(0)) noexcept {
   V m = math::expm1_reduced(r + lo);
   m = math::select(x < V(K::min_arg), math::c<V>(-1), m);
   m = math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), m);
-  auto const [first, second] = math::scale_factors(n);
-  return {m, n, first, second};
+  return {m, n};
 }
 
 // e^x, within 1 ulp; 0 at -inf, +inf at +inf, NaN for NaN.

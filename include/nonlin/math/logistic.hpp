@@ -30,17 +30,20 @@ inline double_float<V> one_plus(V const& e) noexcept {
 template <real_value V>
 inline V divide(V const& n, double_float<V> const& d) noexcept {
   V const q = n / d.hi;
-  return math::select(math::zero_or_infinite(q), q, math::fma(math::neg(q), d.lo / d.hi, q));
+  V const relative_lo = d.lo * math::approx_reciprocal(d.hi);
+  return math::select(math::zero_or_infinite(q), q, math::fma(math::neg(q), relative_lo, q));
 }
 
 // (n.hi + n.lo) / (d.hi + d.lo)^2 to first order in the low parts: d.hi^2 is taken exactly
-// (two_product), so the only roundings are one division and one fma.
+// (two_product), so the only roundings are one division and one fma (the low parts' quotients
+// are corrections of 2^-24 relative: approx_reciprocal is plenty).
 template <real_value V>
 inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
   auto const square = math::two_product(d.hi, d.hi);
   V const square_lo = math::fma(d.hi + d.hi, d.lo, square.lo);  // 2 d.hi d.lo + rounding of d.hi^2
   V const k = n.hi / square.hi;
-  V const relative = n.lo / n.hi - square_lo / square.hi;
+  V const relative = math::fma(n.lo, math::approx_reciprocal(n.hi),
+                               math::neg(square_lo * math::approx_reciprocal(square.hi)));
   return math::select(math::zero_or_infinite(k), k, math::fma(k, relative, k));
 }
 
