@@ -343,6 +343,42 @@ void add_memcpy() {
   }
 }
 
+// The fast tier (nonlin/fast.hpp) under the variant "fast": the span kernels, float and double.
+template <class F, class T>
+void add_fast(char const* name) {
+  for (std::int64_t const n : kSizes) {
+    auto const un = static_cast<std::size_t>(n);
+    add(row_name("fwd", name, type_name<T>(), "fast", n), [un](benchmark::State& st) {
+      std::span<T const> const x(input_x<T>(), un);
+      std::span<T> const y(output<T>(), un);
+      timed(st, un, 2, sizeof(T), [&] { nonlin::forward(F{}, x, y); });
+    });
+    if constexpr (std::is_same_v<T, float>) {
+      add(row_name("bwd", name, type_name<T>(), "fast", n), [un](benchmark::State& st) {
+        std::span<T const> const x(input_x<T>(), un);
+        std::span<T const> const dy(input_dy<T>(), un);
+        std::span<T> const dx(output<T>(), un);
+        timed(st, un, 3, sizeof(T), [&] { nonlin::backward(F{}, x, dy, dx); });
+      });
+    }
+  }
+}
+
+void add_fast_tier() {
+  add_fast<nonlin::fast::sigmoid, float>("sigmoid");
+  add_fast<nonlin::fast::tanh, float>("tanh");
+  add_fast<nonlin::fast::silu, float>("silu");
+  add_fast<nonlin::fast::swish, float>("swish");
+  add_fast<nonlin::fast::gelu_quick, float>("gelu_quick");
+  add_fast<nonlin::fast::gelu_tanh, float>("gelu_tanh");
+  add_fast<nonlin::fast::sigmoid, double>("sigmoid");
+  add_fast<nonlin::fast::tanh, double>("tanh");
+  add_fast<nonlin::fast::silu, double>("silu");
+  add_fast<nonlin::fast::swish, double>("swish");
+  add_fast<nonlin::fast::gelu_quick, double>("gelu_quick");
+  add_fast<nonlin::fast::gelu_tanh, double>("gelu_tanh");
+}
+
 // The second ceiling: two arrays read, one written (what a backward pass moves), as a loop the
 // compiler vectorizes: dx = x + dy.
 template <class T>
@@ -412,6 +448,7 @@ void register_all() {
   add_read2_write1<float>();
   add_read2_write1<double>();
   nonlin::peers::textbook::for_each_function([]<class Ref>() { add_function<Ref>(); });
+  add_fast_tier();
   add_peers();
   add_gated<nonlin::glu>("glu");
   add_gated<nonlin::reglu>("reglu");

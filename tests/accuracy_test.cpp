@@ -42,6 +42,9 @@ using accuracy::window;
 // error terms round twice per step: there the bound is 5 (4.6 measured, gelu_tanh' in double).
 constexpr double ulp_bound = NONLIN_HAS_FMA ? 4.0 : 5.0;
 constexpr double from_output_bound = 4.0;  // excess of from_output, see accuracy_scan.hpp
+// The fast tier (nonlin/fast.hpp): its own, looser bound, and the windows below where it does
+// not hold (what the fast tier gives up, README "Fast tier").
+constexpr double fast_ulp_bound = NONLIN_HAS_FMA ? 5.0 : 6.0;
 
 // Rows with a derivative zero crossing (silu/swish/gelu_quick, gelu_exact, gelu_tanh, mish)
 // that may exceed the bound inside `where`, with the figure measured there and why. The rest of
@@ -61,7 +64,26 @@ struct known_over_bound_entry {
 // gelu_tanh' just outside the windows; 22d776a's asymmetric windows left mish' f32 at 4.56 near
 // x = -0.179 (accumulated roundings, not a cancellation), which the exact-square division of
 // the next commit brought to 2.8. No row needs an exception now.
-std::vector<known_over_bound_entry> const known_over_bound = {};
+// The fast tier's entries: its derivatives of x sigma(z) near their zeros (no fitted root
+// neighbourhood: the relative error is unbounded at the zero itself), and the GELUs' left
+// tails, where the argument z rounded once costs about |z| / 2 ulp in e^z.
+std::vector<known_over_bound_entry> const known_over_bound = {
+    {"fast::silu",
+     member::derivative,
+     "f32",
+     {-2.0, -1.0},
+     "1.5e5 ulp at the zero -1.2785",
+     "root"},
+    {"fast::silu", member::derivative, "f64", {-2.0, -1.0}, "49 ulp near -1.277", "root"},
+    {"fast::gelu_quick", member::forward, "f32", {-1e300, -1.25}, "81 ulp at -52", "argument"},
+    {"fast::gelu_quick", member::forward, "f64", {-1e300, -1.25}, "302 ulp at -348", "argument"},
+    {"fast::gelu_quick", member::derivative, "f32", {-1e300, -0.55}, "root -0.7512, tail", "both"},
+    {"fast::gelu_quick", member::derivative, "f64", {-1e300, -0.55}, "root -0.7512, tail", "both"},
+    {"fast::gelu_tanh", member::forward, "f32", {-1e300, -1.25}, "196 ulp at -9.76", "argument"},
+    {"fast::gelu_tanh", member::forward, "f64", {-1e300, -1.25}, "1216 ulp at -21.1", "argument"},
+    {"fast::gelu_tanh", member::derivative, "f32", {-1e300, -0.55}, "root -0.7525, tail", "both"},
+    {"fast::gelu_tanh", member::derivative, "f64", {-1e300, -0.55}, "root -0.7525, tail", "both"},
+};
 
 // ---- inputs -------------------------------------------------------------------------------
 
@@ -245,7 +267,10 @@ void check_type(std::string_view name, F const& f) {
     }
     accuracy::row const& row = r.rows[static_cast<std::size_t>(m)];
     std::string what = std::string(accuracy::member_name(which)) + " " + std::string(type);
-    double const bound = which == member::from_output ? from_output_bound : ulp_bound;
+    bool const fast_tier = name.starts_with("fast::");
+    double const bound = which == member::from_output ? from_output_bound
+                         : fast_tier                  ? fast_ulp_bound
+                                                      : ulp_bound;
     std::string note;
     if (which == member::from_output) {
       note = "excess; raw " + format_max(r.raw_from_output) + ", inherited there " +
@@ -421,6 +446,12 @@ TEST(AccuracyReference, FormulasMatchTheDirectMpfrOnes) {
                    std::log1p(std::exp(20.0)));
   EXPECT_EQ(reference::evaluate(nonlin::softplus{}, 20.000001).forward.to_double(), 20.000001);
 }
+
+TEST(AccuracyFastTier, Sigmoid) { check("fast::sigmoid", fast::sigmoid{}); }
+TEST(AccuracyFastTier, Tanh) { check("fast::tanh", fast::tanh{}); }
+TEST(AccuracyFastTier, Silu) { check("fast::silu", fast::silu{}); }
+TEST(AccuracyFastTier, GeluQuick) { check("fast::gelu_quick", fast::gelu_quick{}); }
+TEST(AccuracyFastTier, GeluTanh) { check("fast::gelu_tanh", fast::gelu_tanh{}); }
 
 }  // namespace
 }  // namespace nonlin::test

@@ -64,7 +64,7 @@ TYPED_TEST(Gradient, BackwardFromOutputMatchesBackward) {
       }
     }
   });
-  EXPECT_EQ(functions, 19);
+  EXPECT_EQ(functions, 21);  // with fast::sigmoid and fast::tanh
 }
 
 // Which functors offer the from-output backward is a compile-time fact.
@@ -80,6 +80,10 @@ static_assert(!output_differentiable<swish, float> && !output_differentiable<mis
 static_assert(!output_differentiable<hardswish, float> &&
               !output_differentiable<squared_relu, float>);
 static_assert(unary_activation<gelu_exact, xsimd::batch<double>>);
+static_assert(output_differentiable<fast::sigmoid, float> &&
+              output_differentiable<fast::tanh, float>);
+static_assert(!output_differentiable<fast::silu, float> &&
+              !output_differentiable<fast::gelu_tanh, float>);
 
 }  // namespace
 }  // namespace nonlin::test

@@ -4,6 +4,7 @@
 
 #include "concepts.hpp"        // IWYU pragma: export
 #include "elu.hpp"             // IWYU pragma: export
+#include "fast.hpp"            // IWYU pragma: export
 #include "gelu.hpp"            // IWYU pragma: export
 #include "glu.hpp"             // IWYU pragma: export
 #include "gradient_check.hpp"  // IWYU pragma: export

@@ -53,7 +53,11 @@ inline auto measured_functors() {
       entry<hardswish>{"hardswish", {}}, entry<softplus>{"softplus", {}},
       entry<gelu_exact>{"gelu_exact", {}}, entry<gelu_tanh>{"gelu_tanh", {}},
       entry<gelu_quick>{"gelu_quick", {}}, entry<silu>{"silu", {}}, entry<swish>{"swish", {}},
-      entry<mish>{"mish", {}}, entry<squared_relu>{"squared_relu", {}});
+      entry<mish>{"mish", {}}, entry<squared_relu>{"squared_relu", {}},
+      entry<fast::sigmoid>{"fast::sigmoid", {}}, entry<fast::tanh>{"fast::tanh", {}},
+      entry<fast::silu>{"fast::silu", {}}, entry<fast::swish>{"fast::swish", {}},
+      entry<fast::gelu_quick>{"fast::gelu_quick", {}},
+      entry<fast::gelu_tanh>{"fast::gelu_tanh", {}});
 }
 
 template <class Visitor>
@@ -175,11 +179,34 @@ class scanner {
     add_computed(x, y, d, T(0));
   }
 
+  // Float results computed by the caller in bulk, with the caller's screening estimates of
+  // f(x), f'(x) and g(y) (tools/accuracy.cpp --exhaustive: nonlin's double span kernels); the
+  // candidates are verified with MPFR as always, so only the ranking depends on the estimates.
+  void add_screened(T x, T y, T d, T dfo, W est_forward, W est_derivative, W est_given) {
+    static_assert(std::is_same_v<T, float>);
+    ++res_.points;
+    screen(x, y, d, dfo, {est_forward, est_derivative}, est_given);
+  }
+
  private:
   void add_computed(T x, T y, T d, T dfo) {
     ++res_.points;
     if constexpr (std::is_same_v<T, float>) {
       auto const est = reference::fast::estimate<W>(f_, static_cast<W>(x));
+      W given = W(0);
+      if constexpr (from_output) {
+        if (!given_only_) {
+          given = reference::fast::given_output<W>(f_, static_cast<W>(y));
+        }
+      }
+      screen(x, y, d, dfo, est, given);
+    } else {
+      measure(sample{x, y, d, dfo});
+    }
+  }
+
+  void screen(T x, T y, T d, T dfo, reference::fast::values<W> const& est, W given) {
+    {
       double const e_fwd = reference::fast::ulp_error<T>(y, est.forward);
       double const e_der = reference::fast::ulp_error<T>(d, est.derivative);
       double const xd = static_cast<double>(x);
@@ -189,7 +216,7 @@ class scanner {
       double e_raw = 0.0;
       if constexpr (from_output) {
         if (!given_only_) {
-          W const g = reference::fast::given_output<W>(f_, static_cast<W>(y));
+          W const g = given;
           e_raw = reference::fast::ulp_error<T>(dfo, est.derivative);
           double const e_inh = reference::fast::ulp_distance<T>(g, est.derivative);
           int const e_d = reference::fast::ulp_exponent<T>(est.derivative);
@@ -205,8 +232,6 @@ class scanner {
           shortfall(xd, e_raw, measured.raw);
         }
       }
-    } else {
-      measure(sample{x, y, d, dfo});
     }
   }
 
@@ -256,22 +281,25 @@ class scanner {
     std::array<double, candidates> error{};
     std::array<sample, candidates> at{};
     std::size_t size = 0;
+    std::size_t low = 0;  // once full: the smallest kept error, the one to replace
     void offer(double e, sample const& s) {
       if (size < candidates) {
         error[size] = e;
         at[size] = s;
         ++size;
-        return;
-      }
-      std::size_t low = 0;
-      for (std::size_t i = 1; i < candidates; ++i) {
-        if (error[i] < error[low]) {
-          low = i;
-        }
-      }
-      if (e > error[low]) {
+      } else if (e > error[low]) {  // almost always false: one comparison per point
         error[low] = e;
         at[low] = s;
+      } else {
+        return;
+      }
+      if (size == candidates) {
+        low = 0;
+        for (std::size_t i = 1; i < candidates; ++i) {
+          if (error[i] < error[low]) {
+            low = i;
+          }
+        }
       }
     }
   };

@@ -36,7 +36,11 @@ inline auto all_functors() {
       info<gelu_exact>{"gelu_exact", {}, {}}, info<gelu_tanh>{"gelu_tanh", {}, {}},
       info<gelu_quick>{"gelu_quick", {}, {}}, info<silu>{"silu", {}, {}},
       info<swish>{"swish(1.5)", {.beta = 1.5}, {}}, info<mish>{"mish", {}, {}},
-      info<squared_relu>{"squared_relu", {}, {0.0}});
+      info<squared_relu>{"squared_relu", {}, {0.0}}, info<fast::sigmoid>{"fast::sigmoid", {}, {}},
+      info<fast::tanh>{"fast::tanh", {}, {}}, info<fast::silu>{"fast::silu", {}, {}},
+      info<fast::swish>{"fast::swish(1.5)", {.beta = 1.5}, {}},
+      info<fast::gelu_quick>{"fast::gelu_quick", {}, {}},
+      info<fast::gelu_tanh>{"fast::gelu_tanh", {}, {}});
 }
 
 template <class Visitor>

@@ -649,6 +649,33 @@ inline double output_sensitivity(nonlin::softplus const& f, double y) {
   return linear ? 0.0 : f.beta * std::exp(-z);
 }
 
+// The fast tier (nonlin/fast.hpp) computes the same mathematical functions as the default
+// tier: it is measured against the same references.
+inline nonlin::sigmoid exact_of(nonlin::fast::sigmoid const&) { return {}; }
+inline nonlin::tanh exact_of(nonlin::fast::tanh const&) { return {}; }
+inline nonlin::swish exact_of(nonlin::fast::swish const& f) { return {.beta = f.beta}; }
+inline nonlin::silu exact_of(nonlin::fast::silu const&) { return {}; }
+inline nonlin::gelu_quick exact_of(nonlin::fast::gelu_quick const&) { return {}; }
+inline nonlin::gelu_tanh exact_of(nonlin::fast::gelu_tanh const&) { return {}; }
+
+template <class F>
+concept fast_tier = requires(F const& f) {
+  reference::exact_of(f);
+};
+
+template <fast_tier F>
+void evaluate(F const& f, double x, values& out) {
+  evaluate(exact_of(f), x, out);
+}
+template <fast_tier F>
+void derivative_given_output(F const& f, double y, real& out) {
+  derivative_given_output(exact_of(f), y, out);
+}
+template <fast_tier F>
+double output_sensitivity(F const& f, double y) {
+  return output_sensitivity(exact_of(f), y);
+}
+
 // ---------------------------------------------------------------------------------------------
 // ULP error.
 
@@ -975,6 +1002,15 @@ W given_output(nonlin::softplus const& f, W y) {
 template <class W>
 W given_output(nonlin::hardsigmoid const&, W y) {
   return (y > 0 && y < 1) ? W(1) / 6 : W(0);
+}
+
+template <class W, reference::fast_tier F>
+values<W> estimate(F const& f, W x) {
+  return estimate<W>(exact_of(f), x);
+}
+template <class W, reference::fast_tier F>
+W given_output(F const& f, W y) {
+  return given_output<W>(exact_of(f), y);
 }
 
 // The exponent of the ulp of T in the binade of the estimate ref (see ulp_error below).

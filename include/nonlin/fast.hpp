@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The opt-in fast tier: the transcendental activations of the default tier with cheaper math
+// (math/fast.hpp) and a looser, measured bound (README, "Fast tier"). Same interface, so the
+// span kernels, gated units and gradient check take them unchanged:
+//   nonlin::forward(nonlin::fast::silu{}, x, y);
+// What is given up: the compensations that keep the default tier within a few ulp where a
+// quantity cancels (the derivatives of silu, swish, gelu_quick and gelu_tanh near their zeros,
+// the arguments of the GELU cubic and of swish's beta x rounded once). Limits at +-inf, NaN
+// propagation and the no-overflow splits are kept.
+
+#include "concepts.hpp"
+#include "math/constants.hpp"
+#include "math/fast.hpp"
+#include "math/ops.hpp"
+
+namespace nonlin::fast {
+
+namespace detail {
+// x sigma(z) and its derivative d/dx = sigma(z) (1 + x z' sigma(-z)), given x z' (slope_x):
+// the limits 0 and x where sigma(z) or sigma(-z) vanished, which x * 0 alone would make NaN.
+template <real_value V>
+inline V x_sigmoid(V x, V z) noexcept {
+  auto const p = math::fast::logistic(z);
+  return math::select(z >= V(0), x * p.positive(), p.negative_times(x));
+}
+template <real_value V>
+inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
+  auto const p = math::fast::logistic(z);
+  auto const right = z >= V(0);
+  V const plus = math::select(right, p.positive(), p.negative());
+  V const minus = math::select(right, p.negative(), p.positive());
+  V const bracket = math::fma(slope_x, minus, math::c<V>(1));
+  // Left: bracket e r rounded once (subnormal in the far tail); right: sigma(-z) = 0 leaves 1.
+  V const left = p.negative_times(bracket);
+  V const right_value = math::select(minus == V(0), plus, bracket * plus);
+  return math::select(right, right_value, left);
+}
+}  // namespace detail
+
+// sigmoid(x) = 1 / (1 + e^-x) from e^-|x|; sigmoid' = e / (1 + e)^2, y (1 - y) from y.
+struct sigmoid {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::fast::sigmoid_both(x).plus;
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::fast::logistic(x).slope();
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    return y * (math::c<V>(1) - y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+};
+
+// tanh(x) = (1 - e) / (1 + e), e = e^-2|x|; tanh' = 4 sigmoid'(2x), (1 - y)(1 + y) from y.
+struct tanh {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return math::fast::tanh(x);
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return math::c<V>(4) * math::fast::logistic(x + x).slope();
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+  template <real_value V>
+  V derivative_from_output(V y) const noexcept {
+    V const one = math::c<V>(1);
+    return (one - y) * (one + y);
+  }
+  template <real_value V>
+  V backward_from_output(V y, V dy) const noexcept {
+    return dy * derivative_from_output(y);
+  }
+};
+
+// swish(x) = x sigmoid(beta x); derivative sigmoid(z) (1 + z sigmoid(-z)), z = beta x.
+struct swish {
+  double beta = 1.0;
+
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::x_sigmoid(x, x * b<V>());
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const z = x * b<V>();
+    return detail::x_sigmoid_derivative(z, z);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+
+ private:
+  template <real_value V>
+  V b() const noexcept {
+    return V(static_cast<scalar_t<V>>(beta));
+  }
+};
+
+// silu(x) = x sigmoid(x) (swish with beta = 1).
+struct silu {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::x_sigmoid(x, x);
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    return detail::x_sigmoid_derivative(x, x);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+// gelu_quick(x) = x sigmoid(1.702 x) (CLIP).
+struct gelu_quick {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::x_sigmoid(x, x * math::c<V>(math::gelu_quick_k));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const z = x * math::c<V>(math::gelu_quick_k);
+    return detail::x_sigmoid_derivative(z, z);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+};
+
+// gelu_tanh(x) = 0.5 x (1 + tanh u) = x sigmoid(v), v = 2u = x (c1 + c3 x^2);
+// derivative sigmoid(v) (1 + x v' sigmoid(-v)), v' = c1 + 3 c3 x^2.
+struct gelu_tanh {
+  template <real_value V>
+  V operator()(V x) const noexcept {
+    return detail::x_sigmoid(x, argument(x));
+  }
+  template <real_value V>
+  V derivative(V x) const noexcept {
+    V const x2 = x * x;
+    V const slope = math::fma(math::c<V>(3 * c3), x2, math::c<V>(c1));
+    return detail::x_sigmoid_derivative(argument(x), x * slope);
+  }
+  template <real_value V>
+  V backward(V x, V dy) const noexcept {
+    return dy * derivative(x);
+  }
+
+ private:
+  static constexpr double c1 = 2 * math::sqrt_2_over_pi;
+  static constexpr double c3 = c1 * math::gelu_tanh_kappa;
+  template <real_value V>
+  static V argument(V x) noexcept {
+    return x * math::fma(math::c<V>(c3), x * x, math::c<V>(c1));
+  }
+};
+
+}  // namespace nonlin::fast

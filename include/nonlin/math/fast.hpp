@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The math of the opt-in fast tier (nonlin/fast/): the same exp reduction and polynomial as
+// exp.hpp, but none of the default tier's compensations (no hi + lo arguments, no exact
+// 1 + e, no fitted root neighbourhoods), and a reciprocal by Newton's method from vrcp14
+// instead of a division. Scalars and batches still share every line, so they agree bit for bit.
+// The bounds this buys are measured by tools/accuracy.cpp and listed in the README.
+
+#include <limits>
+#include <type_traits>
+
+#include "exp.hpp"
+#include "ops.hpp"
+
+namespace nonlin::math::fast {
+
+// e^x within about 1 ulp (subnormal results rounded once by math::scale); the clamp of
+// reduce_exp makes -inf give 0 and +inf give +inf without further selects.
+template <real_value V>
+inline V exp(V const& x) noexcept {
+  auto const [r, n] = math::reduce_exp(x);
+  return math::scale(math::expm1_reduced(r) + math::c<V>(1), n);
+}
+
+// 1/d for d in [1, 2]: vrcp14 and Newton steps (one for float, two for double), within about
+// 1 ulp; a division where the target has no AVX-512.
+template <real_value V>
+inline V reciprocal(V const& d) noexcept {
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  V const one = math::c<V>(1);
+  V r = math::approx_reciprocal(d);
+  r = math::fma(r, math::fma(math::neg(d), r, one), r);
+  if constexpr (std::is_same_v<scalar_t<V>, double>) {
+    r = math::fma(r, math::fma(math::neg(d), r, one), r);
+  }
+  return r;
+#else
+  return math::c<V>(1) / d;
+#endif
+}
+
+// The logistic pieces from e = e^-|z| = (1 + m) 2^n in (0, 1] and r = 1 / (1 + e):
+// sigma(|z|) = r and sigma(-|z|) = e r, so neither tail cancels or overflows. Only the lower
+// clamp of exp is needed (-|z| <= 0).
+template <real_value V>
+struct logistic_parts {
+  V a;  // -|z|, clamped at exp's lowest argument
+  V m;
+  V n;
+  V e;
+  V r;
+  V positive() const noexcept { return r; }         // sigma(|z|)
+  V negative() const noexcept { return e * r; }     // sigma(-|z|)
+  V slope() const noexcept { return (e * r) * r; }  // sigma'(z) = e / (1 + e)^2
+  // k sigma(-|z|) = (k r) (1 + m) 2^n, rounded once also where it is subnormal; k's sign of 0
+  // where e^-|z| was clamped (below it k e^-|z| is 0 for every |k| < 2^16, and the limit for
+  // infinite k).
+  V negative_times(V const& k) const noexcept {
+    using K = math::detail::exp_constants<scalar_t<V>>;
+    V const kr = k * r;
+    return math::select(a == V(K::min_arg), math::sign_bit(k),
+                        math::scale(math::fma(kr, m, kr), n));
+  }
+};
+
+template <real_value V>
+inline logistic_parts<V> logistic(V const& z) noexcept {
+  using K = math::detail::exp_constants<scalar_t<V>>;
+  V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
+  V const magic(K::magic);
+  V const n = math::fma(a, V(K::log2e), magic) - magic;
+  V r = math::fma(n, V(-K::ln2_head), a);
+  r = math::fma(n, V(-K::ln2_tail), r);
+  V const m = math::expm1_reduced(r);
+  V const e = math::scale(m + math::c<V>(1), n);
+  return {a, m, n, e, fast::reciprocal(e + math::c<V>(1))};
+}
+
+// sigma(z) and sigma(-z) for the sign of z.
+template <real_value V>
+struct sigmoid_pair {
+  V plus;   // sigma(z)
+  V minus;  // sigma(-z) = 1 - sigma(z)
+};
+
+template <real_value V>
+inline sigmoid_pair<V> sigmoid_both(V const& z) noexcept {
+  auto const p = fast::logistic(z);
+  auto const right = z >= V(0);
+  return {math::select(right, p.positive(), p.negative()),
+          math::select(right, p.negative(), p.positive())};
+}
+
+// tanh x = sign(x) (1 - e) / (1 + e), e = e^-2|x| = 2^n (1 + p): 1 - e = (1 - 2^n) - 2^n p with
+// 1 - 2^n exact, so small |x| does not cancel; |x| is clamped where tanh rounds to 1.
+template <real_value V>
+inline V tanh(V const& x) noexcept {
+  using T = scalar_t<V>;
+  constexpr T saturation = std::is_same_v<T, float> ? T(9) : T(19);
+  V const a = math::clamp_above(math::abs(x), V(saturation));
+  auto const [r, n] = math::reduce_exp(math::neg(a + a));
+  V const p = math::expm1_reduced(r);
+  V const two_n = math::scale(math::c<V>(1), n);
+  V const one = math::c<V>(1);
+  V const numerator = math::fma(math::neg(two_n), p, one - two_n);
+  V const denominator = math::fma(two_n, p, one + two_n);
+  return math::copysign(numerator * fast::reciprocal(denominator), x);
+}
+
+}  // namespace nonlin::math::fast
