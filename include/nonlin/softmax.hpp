@@ -217,10 +217,101 @@ inline void store_lanes(B const& value, scalar_t<B>* p, std::size_t used) {
   std::copy_n(buffer.begin(), used, p);
 }
 
-// Normalises every row of `shape` over its axis: stats (max, sum) in one pass, then
-// y = out(z, m, s) in a second. Rows of the rows layout are split across lanes and combined;
-// in the (outer, axis, inner) layout each lane is a row of its own.
-template <class Arch, class T, class Out>
+// A contiguous row's maximum, skipping NaN, and whether the row holds a NaN or +inf (its
+// outputs are then NaN: the general path handles it).
+template <class Arch, class T>
+inline bool row_maximum(T const* z, std::size_t n, T& m) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  B lanes(-inf);
+  auto poisoned = B(T(0)) != B(T(0));
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    B const v = B::load_unaligned(z + i);
+    lanes = math::select(v > lanes, v, lanes);
+    poisoned = math::either(poisoned, math::either(math::is_nan(v), v == B(inf)));
+  }
+  alignas(Arch::alignment()) std::array<T, width> buffer;
+  lanes.store_aligned(buffer.data());
+  m = -inf;
+  for (T const v : buffer) {
+    m = v > m ? v : m;
+  }
+  bool bad = math::any(poisoned);
+  for (; i < n; ++i) {
+    m = z[i] > m ? z[i] : m;
+    bad = bad || math::is_nan(z[i]) || z[i] == inf;
+  }
+  return bad;
+}
+
+// exp((z - m) / T) for a finite maximum m; at T = 1 the quotient's corrections drop out (and
+// z - m overflowing is the limit 0 already).
+template <bool unit_temperature, class V>
+inline V row_term(V z, V m, V inv_t, V t) {
+  if constexpr (unit_temperature) {
+    auto const d = math::two_sum_ordered(z, math::neg(m));
+    return math::exp_parts(d.hi, d.lo).value();
+  } else {
+    return shifted_exp(z, m, inv_t, t).value();
+  }
+}
+
+// The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
+// with `terms`, each term is stored there too (softmax scales them in place afterwards).
+template <class Arch, bool unit_temperature, class T>
+inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  B const bm(m);
+  B const binv_t(inv_t);
+  B const bt(t);
+  running<B> lanes{bm, B(T(0)), B(T(0))};
+  auto add = [&](B const& term) {
+    auto const added = math::two_sum(lanes.sum, term);
+    lanes.sum = added.hi;
+    lanes.error = lanes.error + added.lo;
+  };
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    B const term = row_term<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt);
+    if (terms != nullptr) {
+      term.store_unaligned(terms + i);
+    }
+    add(term);
+  }
+  if (i < n) {
+    alignas(Arch::alignment()) std::array<T, width> tail;
+    tail.fill(-std::numeric_limits<T>::infinity());
+    std::copy_n(z + i, n - i, tail.begin());
+    B const term = row_term<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt);
+    add(term);
+    if (terms != nullptr) {
+      term.store_aligned(tail.data());
+      std::copy_n(tail.begin(), n - i, terms + i);
+    }
+  }
+  alignas(Arch::alignment()) std::array<T, width> sums;
+  alignas(Arch::alignment()) std::array<T, width> errors;
+  lanes.sum.store_aligned(sums.data());
+  lanes.error.store_aligned(errors.data());
+  running<T> total{m, T(0), T(0)};
+  for (std::size_t k = 0; k < width; ++k) {
+    auto const added = math::two_sum(total.sum, sums[k]);
+    total.sum = added.hi;
+    total.error += added.lo + errors[k];
+  }
+  return total.total();
+}
+
+// Normalises every row of `shape` over its axis. Rows of the rows layout whose entries are
+// finite or -inf (not all -inf): the maximum in one pass, the sum of the exps in a second
+// (softmax keeps each exp in y), then the outputs (softmax: y *= 1 / s; log_softmax from the
+// row's (m, s), with no exp). Other rows of the rows layout: (max, sum) together in one pass
+// (a lane's running sum is rescaled when its maximum grows), then y = out(z, m, s). In the
+// (outer, axis, inner) layout each lane is a row of its own, as in the second scheme.
+template <class Arch, bool keep_terms, class T, class Out>
 void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
@@ -228,6 +319,26 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   if (shape.inner == 1) {
     for (std::size_t r = 0; r < shape.outer; ++r) {
       T const* z = x + r * shape.axis;
+      T* row_out = y + r * shape.axis;
+      T row_max;
+      bool const bad = row_maximum<Arch>(z, shape.axis, row_max);
+      if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
+        T* const terms = keep_terms ? row_out : nullptr;
+        T const sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
+                                : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
+        if constexpr (keep_terms) {
+          // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow).
+          B const inv_sum(T(1) / sum);
+          elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
+                            std::span<T const>(row_out, shape.axis));
+        } else {
+          B const m(row_max);
+          B const sb(sum);
+          elementwise<Arch>([&](B zb) { return out(zb, m, sb, B(inv_t), B(t)); },
+                            std::span<T>(row_out, shape.axis), std::span<T const>(z, shape.axis));
+        }
+        continue;
+      }
       // Two independent accumulators, so that one batch's exp overlaps the other's update.
       running<B> even;
       running<B> odd;
@@ -368,14 +479,14 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape
   detail::require_layout(where, "x", x.size(), shape);
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
-  detail::normalise<Arch>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
-                          [](auto z, auto m, auto s, auto it, auto t) {
-                            if constexpr (log) {
-                              return detail::log_probability(z, m, s, it, t);
-                            } else {
-                              return detail::probability(z, m, s, it, t);
-                            }
-                          });
+  detail::normalise<Arch, !log>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
+                                [](auto z, auto m, auto s, auto it, auto t) {
+                                  if constexpr (log) {
+                                    return detail::log_probability(z, m, s, it, t);
+                                  } else {
+                                    return detail::probability(z, m, s, it, t);
+                                  }
+                                });
 }
 
 // softmax: dx = y (dy - <y, dy>) / T from the saved output y; dx may be y or dy itself.
