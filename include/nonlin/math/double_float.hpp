@@ -19,7 +19,8 @@ struct double_float {
 };
 
 // a * b exactly as hi + lo: one fma where the target has an FMA unit, Dekker's product of
-// Veltkamp-split halves where it has none (|a|, |b| well below the overflow threshold / 2^27).
+// Veltkamp-split halves where it has none (large inputs split scaled down, so any a, b whose
+// product is finite).
 template <real_value V>
 inline double_float<V> two_product(V const& a, V const& b) noexcept {
   V const hi = a * b;
@@ -27,10 +28,19 @@ inline double_float<V> two_product(V const& a, V const& b) noexcept {
   return {hi, math::fma(a, b, math::neg(hi))};
 #else
   using T = scalar_t<V>;
-  constexpr T splitter = std::is_same_v<T, float> ? T(4097) : T(134217729);  // 2^s + 1
+  constexpr bool is_float = std::is_same_v<T, float>;
+  constexpr T splitter = is_float ? T(4097) : T(134217729);  // 2^s + 1
+  // x * splitter overflows above 2^(emax - s): split x 2^-s there and scale the halves back
+  // (powers of two: exact).
+  constexpr T limit = is_float ? T(0x1p+110) : T(0x1p+990);
+  constexpr T down = is_float ? T(0x1p-13) : T(0x1p-28);
+  constexpr T up = is_float ? T(0x1p+13) : T(0x1p+28);
   auto split = [&](V const& x) {
-    V const c = x * V(splitter);
-    V const high = c - (c - x);
+    auto const big = math::abs(x) > V(limit);
+    V const xs = math::select(big, x * V(down), x);
+    V const c = xs * V(splitter);
+    V const high_scaled = c - (c - xs);
+    V const high = math::select(big, high_scaled * V(up), high_scaled);
     return double_float<V>{high, x - high};
   };
   auto const sa = split(a);
