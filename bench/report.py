@@ -27,8 +27,9 @@ DIRECTIONS = [
     ("bwd", "float", "Backward from x (dx = dy f'(x)), float"),
     ("bwdy", "float", "Backward from the output (dx = dy f'(x) given y = f(x)), float"),
 ]
-VARIANTS = ["nonlin", "scalar", "std", "fastmath", "eigen", "sleef", "xsimd", "onednn"]
-# The peers: every variant but nonlin's own (the scalar loop of the nonlin functor is not a peer).
+VARIANTS = ["nonlin", "fast", "scalar", "std", "fastmath", "eigen", "sleef", "xsimd", "onednn"]
+# The peers: every variant but nonlin's own (nonlin's fast tier, nonlin/fast.hpp, and the scalar
+# loop of the nonlin functor are not peers).
 PEERS = ["std", "fastmath", "eigen", "sleef", "xsimd", "onednn"]
 GELUS = ["gelu_exact", "gelu_tanh", "gelu_quick"]
 # Documented max |approx - gelu_exact| on [-5, 5] step 0.01.
@@ -190,7 +191,7 @@ def print_direction(rows, direction, type_, title, sizes, functions, summary):
         ceiling = per_ns(rows.get(f"{ceiling_name}/{type_}/{n}"))
         print(f"## {title}, {label} elements (elements/ns)\n")
         header = ["function"] + variants + ["fastest peer", "nonlin / fastest peer",
-                                             "nonlin / ceiling"]
+                                             "fast / fastest peer", "nonlin / ceiling"]
         out = []
         for fn in present:
             values = {v: per_ns(rows.get(f"{direction}/{fn}/{type_}/{v}/{n}")) for v in variants}
@@ -198,10 +199,12 @@ def print_direction(rows, direction, type_, title, sizes, functions, summary):
             cells = [fn] + [fmt(values[v]) for v in variants]
             cells.append(best[1] if best else "-")
             cells.append(fmt_ratio(values["nonlin"], best[0] if best else None))
+            cells.append(fmt_ratio(values.get("fast"), best[0] if best else None))
             cells.append(fmt_ratio(values["nonlin"], ceiling))
             out.append(cells)
             summary[(fn, direction, type_)][n] = {
-                "nonlin": values["nonlin"], "best": best, "ceiling": ceiling}
+                "nonlin": values["nonlin"], "fast": values.get("fast"), "best": best,
+                "ceiling": ceiling}
         if ceiling is not None:
             out.append([f"*{ceiling_name} (ceiling)*", fmt(ceiling)] + [""] * (len(header) - 2))
         print(table(header, out))
@@ -222,6 +225,7 @@ def print_summary(summary, sizes):
     header = ["function", "direction", "type"]
     header += [f"{size_label(n)} vs fastest peer" for n in small]
     header += [f"{size_label(big)} vs ceiling"]
+    header += [f"fast tier, {size_label(n)}" for n in small]
     out = []
     misses = []
     for (fn, direction, type_), by_size in summary.items():
@@ -245,10 +249,16 @@ def print_summary(summary, sizes):
                               f"{ratio:.2f}x of the ceiling")
         else:
             cells.append("-")
+        for n in small:
+            cell = by_size.get(n)
+            if cell and cell["best"] and cell.get("fast"):
+                cells.append(f"{cell['fast'] / cell['best'][0]:.2f}x")
+            else:
+                cells.append("")
         out.append(cells)
     print(table(header, out))
     print()
-    print("### Rows that miss a goal\n")
+    print("### Rows that miss a goal (default tier)\n")
     for line in misses or ["none"]:
         print(f"- {line}")
     print()
@@ -285,7 +295,7 @@ def print_gated(rows, sizes):
 def write_plot_data(rows, functions, path, size=262144):
     """Tab-separated elements/ns of nonlin and every peer at one size, float, one line per
     function and direction (fwd, bwd), for scripts/plot.gp; "-" where a variant is missing."""
-    variants = ["nonlin"] + PEERS
+    variants = ["nonlin", "fast"] + PEERS
     with open(path, "w", encoding="utf-8") as out:
         out.write("label\t" + "\t".join(variants) + "\n")
         for direction in ("fwd", "bwd"):
@@ -329,7 +339,8 @@ def main(argv):
     print("Throughput in elements per nanosecond (higher is better), every figure from one run "
           "of nonlin_bench on this machine. nonlin: the span kernel (SIMD); scalar: a loop of the "
           "nonlin functor on one scalar at a time (not vectorized, not a peer); std: a plain loop "
-          "of the textbook std:: formula; fastmath: the same loop built with -ffast-math (glibc "
+          "of the textbook std:: formula; fast: nonlin's opt-in fast tier (nonlin/fast.hpp); "
+          "fastmath: the same loop built with -ffast-math (glibc "
           "libmvec); eigen, sleef, xsimd, onednn: each library's own primitives "
           "(bench/peers/). Ceilings: memcpy (forward traffic) and read2write1 (dx = x + dy, the "
           "backward's traffic) over the same element count. The std backward of step (dx = 0) "

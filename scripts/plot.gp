@@ -34,4 +34,4 @@ set boxwidth 0.9
 set xtics rotate by -60 font "sans,9" nomirror
 set key top right horizontal
 set grid ytics
-plot for [col=2:8] dir.'/throughput.tsv' using col:xtic(1) title columnhead(col)
+plot for [col=2:9] dir.'/throughput.tsv' using col:xtic(1) title columnhead(col)

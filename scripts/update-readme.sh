@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # Runs the main job (scripts/bench.sh) and writes what it measured into the docs: the accuracy
-# table into README.md, the full benchmark report into docs/benchmarks.md, and its GELU and
-# softmax tables into README.md. Nothing in those sections is typed by hand.
+# tables into README.md, the summary, GELU and softmax tables into README.md, the full report
+# into docs/benchmarks.md and the figures into docs/img/. Nothing in those sections is typed by
+# hand.
+#   scripts/update-readme.sh [--accuracy FILE] [nonlin_bench arguments...]
+# --accuracy FILE: take the accuracy tables from FILE, the output of an earlier
+#   nonlin_accuracy run of the same commit (the exhaustive one takes about 40 minutes:
+#   build/bench/bench/nonlin_accuracy --exhaustive --samples 10000000 --peer-stride 256).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+accuracy=build/bench/accuracy.md
+if [[ ${1:-} == --accuracy ]]; then
+  accuracy=$2
+  shift 2
+  [[ -s $accuracy ]] || { echo "update-readme.sh: $accuracy is empty or missing" >&2; exit 1; }
+  cp "$accuracy" /tmp/nonlin-accuracy.md
+  accuracy=/tmp/nonlin-accuracy.md
+fi
+
 bash scripts/bench.sh "$@"
-mkdir -p docs
+mkdir -p docs/img
 cp build/bench/report.md docs/benchmarks.md
-python3 - <<'PY'
+cp build/bench/gelu_errors.svg build/bench/throughput.svg docs/img/
+ACCURACY_FILE="$accuracy" python3 - <<'PY'
+import os
 import re
 from pathlib import Path
 
 readme = Path("README.md")
 text = readme.read_text()
 report = Path("build/bench/report.md").read_text()
-accuracy = Path("build/bench/accuracy.md").read_text().strip()
+accuracy = Path(os.environ["ACCURACY_FILE"]).read_text().strip()
 
 def section(markdown, title_start):
     """The '## title...' section of the report, without its heading."""
@@ -28,10 +44,10 @@ def section(markdown, title_start):
 machine = section(report, "Machine and build")
 bench = "\n\n".join([
     "Machine and build:\n\n" + machine,
-    "GELU approximations (float, nonlin SIMD kernel; elements/ns):\n\n" + section(report, "GELU approximations"),
-    "Forward, float (elements/ns):\n\n" + section(report, "Forward, float"),
-    "Backward from x, float (elements/ns):\n\n" + section(report, "Backward from x"),
+    section(report, "Summary"),
     "Softmax over rows (float; elements/ns):\n\n" + section(report, "Softmax over rows"),
+    "GELU approximations (float, nonlin SIMD kernel; elements/ns):\n\n"
+    + section(report, "GELU approximations"),
 ])
 
 def replace(text, name, body):
@@ -43,5 +59,5 @@ def replace(text, name, body):
 text = replace(text, "accuracy", accuracy)
 text = replace(text, "benchmarks", bench)
 readme.write_text(text)
-print("README.md and docs/benchmarks.md updated")
+print("README.md, docs/benchmarks.md and docs/img/ updated")
 PY

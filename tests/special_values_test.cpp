@@ -58,6 +58,22 @@ TYPED_TEST(SpecialValues, FiniteInputsGiveFiniteResults) {
   });
 }
 
+// selu(x) = lambda x stays finite up to the largest x whose lambda x rounds below the overflow
+// threshold (the exhaustive accuracy run found inf at x = 3.239e38: lambda rounded to float
+// first made the product overflow).
+TYPED_TEST(SpecialValues, SeluNearTheOverflowThreshold) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  using L = std::numeric_limits<T>;
+  long double const lambda = 1.05070098735548049341933498529460L;
+  T x = static_cast<T>(static_cast<long double>(L::max()) / lambda);
+  for (int step = 0; step < 4; ++step, x = std::nextafter(x, T(0))) {
+    T const want = static_cast<T>(lambda * static_cast<long double>(x));
+    T const got = lane(selu{}(V(x)), 0);
+    EXPECT_EQ(got, want) << x;
+  }
+}
+
 // The limits at +-inf, forward and derivative.
 TYPED_TEST(SpecialValues, InfinityGivesTheLimit) {
   using V = TypeParam;

@@ -4,6 +4,8 @@
 // near 0), evaluated on min(x, 0) so exp never sees a positive argument that could overflow.
 // At x = 0 the derivative is the left one (alpha for elu, lambda alpha for selu, 1 for celu).
 
+#include <limits>
+
 #include "concepts.hpp"
 #include "math/constants.hpp"
 #include "math/double_float.hpp"
@@ -15,10 +17,11 @@ namespace nonlin {
 namespace detail {
 // scale * (x > 0 ? x : alpha expm1(x / width)) and its derivative; elu, selu and celu are this
 // with (scale, alpha, width) = (1, alpha, 1), (lambda, alpha_selu, 1) and (1, alpha, alpha).
+// The forward takes the right side scale * x from the caller (selu rounds it once).
 template <real_value V>
-inline V exponential_linear(V x, V scale, V scale_alpha, V width) {
+inline V exponential_linear(V x, V scaled_x, V scale_alpha, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  return math::select(x > V(0), scale * x, scale_alpha * math::expm1(negative_part));
+  return math::select(x > V(0), scaled_x, scale_alpha * math::expm1(negative_part));
 }
 template <real_value V>
 inline V exponential_linear_derivative(V x, V scale, V scale_alpha, V width) {
@@ -34,7 +37,7 @@ struct elu {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::exponential_linear(x, math::c<V>(1), a<V>(), math::c<V>(1));
+    return detail::exponential_linear(x, x, a<V>(), math::c<V>(1));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
@@ -65,7 +68,7 @@ struct elu {
 struct selu {
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::exponential_linear(x, lambda<V>(), lambda_alpha<V>(), math::c<V>(1));
+    return detail::exponential_linear(x, lambda_times(x), lambda_alpha<V>(), math::c<V>(1));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
@@ -96,6 +99,16 @@ struct selu {
   static V lambda_alpha() noexcept {
     return math::c<V>(math::selu_lambda * math::selu_alpha);
   }
+  // lambda x rounded once, lambda as hi + lo: lambda rounded to float alone costs up to 0.3 ulp,
+  // and made lambda x overflow to inf for x just below FLT_MAX / lambda (found by the
+  // exhaustive run). The low term is dropped for infinite x (lo * inf would meet -hi * inf).
+  template <real_value V>
+  static V lambda_times(V x) noexcept {
+    auto const l = math::constant<V>(math::selu_lambda_dd);
+    V const low = math::select(math::abs(x) == V(std::numeric_limits<scalar_t<V>>::infinity()),
+                               V(0), l.lo * x);
+    return math::fma(l.hi, x, low);
+  }
 };
 
 // celu(x) = max(0, x) + min(0, alpha (e^(x/alpha) - 1)) (Barron 2017); celu'(x) = e^(x/alpha)
@@ -105,7 +118,7 @@ struct celu {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::exponential_linear(x, math::c<V>(1), a<V>(), a<V>());
+    return detail::exponential_linear(x, x, a<V>(), a<V>());
   }
   template <real_value V>
   V derivative(V x) const noexcept {
