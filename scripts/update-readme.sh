@@ -4,6 +4,7 @@
 # into docs/benchmarks.md and the figures into docs/img/. Nothing in those sections is typed by
 # hand.
 #   scripts/update-readme.sh [--accuracy FILE] [nonlin_bench arguments...]
+#   NONLIN_README_REUSE=1 scripts/update-readme.sh --accuracy FILE
 # --accuracy FILE: take the accuracy tables from FILE, the output of an earlier
 #   nonlin_accuracy run of the same commit (the exhaustive one takes about 40 minutes:
 #   build/bench/bench/nonlin_accuracy --exhaustive --samples 10000000 --peer-stride 256).
@@ -19,7 +20,11 @@ if [[ ${1:-} == --accuracy ]]; then
   accuracy=/tmp/nonlin-accuracy.md
 fi
 
-bash scripts/bench.sh "$@"
+# NONLIN_README_REUSE=1: write what the last scripts/bench.sh run left in build/bench/ instead of
+# running it again (e.g. after a long --exhaustive accuracy run of the same commit).
+if [[ ${NONLIN_README_REUSE:-0} != 1 ]]; then
+  bash scripts/bench.sh "$@"
+fi
 mkdir -p docs/img
 cp build/bench/report.md docs/benchmarks.md
 cp build/bench/gelu_errors.svg build/bench/throughput.svg docs/img/
