@@ -332,10 +332,27 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
           elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
                             std::span<T const>(row_out, shape.axis));
         } else {
+          // log p = (z - m) / T - log s, log s once per row (s >= 1: log1p(s - 1), s - 1 exact
+          // below 2); -inf entries stay -inf.
           B const m(row_max);
-          B const sb(sum);
-          elementwise<Arch>([&](B zb) { return out(zb, m, sb, B(inv_t), B(t)); },
-                            std::span<T>(row_out, shape.axis), std::span<T const>(z, shape.axis));
+          B const log_sum(math::log1p(sum - T(1)));
+          B const binv_t(inv_t);
+          B const bt(t);
+          auto const log_p = [&]<bool unit_temperature>(B zb) {
+            auto const q = unit_temperature ? math::two_sum_ordered(zb, math::neg(m))
+                                            : shifted_quotient(zb, m, binv_t, bt);
+            B const value = (q.hi - log_sum) + q.lo;
+            return math::select(zb == B(-std::numeric_limits<T>::infinity()), zb, value);
+          };
+          std::span<T> const out_row(row_out, shape.axis);
+          std::span<T const> const in_row(z, shape.axis);
+          if (t == T(1)) {
+            elementwise<Arch>([&](B zb) { return log_p.template operator()<true>(zb); }, out_row,
+                              in_row);
+          } else {
+            elementwise<Arch>([&](B zb) { return log_p.template operator()<false>(zb); }, out_row,
+                              in_row);
+          }
         }
         continue;
       }
