@@ -70,7 +70,12 @@ TYPED_TEST(SpecialValues, SeluNearTheOverflowThreshold) {
   for (int step = 0; step < 4; ++step, x = std::nextafter(x, T(0))) {
     T const want = static_cast<T>(lambda * static_cast<long double>(x));
     T const got = lane(selu{}(V(x)), 0);
-    EXPECT_EQ(got, want) << x;
+    // Within an ulp (exact with FMA; without it the sum rounds twice), and finite where the
+    // correctly rounded result is.
+    EXPECT_EQ(std::isinf(got), std::isinf(want)) << x;
+    EXPECT_TRUE(got == want || got == std::nextafter(want, T(0)) ||
+                got == std::nextafter(want, L::infinity()))
+        << x << ": " << got << " vs " << want;
   }
 }
 

@@ -39,9 +39,6 @@ inline constexpr double_double gelu_tanh_3c3 = {0x1.b6676bf7450f0p-3, 0x1.bba735
 // 1.702 as a real number (the double nearest it is 2^-55 below).
 inline constexpr double_double gelu_quick_slope = {0x1.b3b645a1cac08p+0, 0x1.89374bc6a7efap-55};
 
-// selu's lambda, for lambda x rounded once in double too.
-inline constexpr double_double selu_lambda_dd = {0x1.0cfabd6a91132p+0, 0x1.6fc7d272f2695p-55};
-
 // selu's lambda * alpha (the negative saturation value).
 inline constexpr double_double selu_lambda_alpha = {0x1.c212cc640f031p+0, 0x1.05161b045a1fep-56};
 
