@@ -21,12 +21,13 @@ plot dir.'/gelu_curve.tsv' using 1:2 with lines lw 2 title "gelu\\_tanh (0.5x(1 
      ''                   using 1:3 with lines lw 2 title "gelu\\_quick (x sigmoid(1.702x))"
 
 set output out.'/throughput.svg'
-set terminal svg size 1400,560 dynamic font "sans,11" background "white"
-set title "Throughput, float, 256K elements (elements/ns, higher is better)"
+set terminal svg size 1400,560 dynamic font "sans,11" background "white" noenhanced
+set title "Throughput, float, 256K elements (elements/ns, log scale, higher is better)"
 unset xlabel
 set ylabel "elements / ns"
 set xrange [*:*]
-set yrange [0:*]
+set logscale y
+set yrange [0.05:*]
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
