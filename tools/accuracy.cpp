@@ -78,6 +78,33 @@ std::map<std::string, std::map<std::string, accuracy::result>> peer_results;
 constexpr std::uint64_t float_chunks = 256;
 constexpr std::int64_t double_chunks = 32;
 
+// Walks chunk `chunk` of the 2^32 float bit patterns, every stride-th one (the low bits cycling
+// through all residues, so none is left out), and hands the finite ones to flush a block at a
+// time.
+constexpr std::size_t block = 4096;
+
+template <class Flush>
+void for_each_float_block(std::uint64_t chunk, std::uint64_t stride, Flush const& flush) {
+  std::uint64_t const per_chunk = (std::uint64_t{1} << 32) / float_chunks;
+  std::uint64_t const begin = chunk * per_chunk;
+  std::uint64_t const end = begin + per_chunk;
+  std::vector<float> x;
+  x.reserve(block);
+  for (std::uint64_t base = begin, i = 0; base < end; base += stride, ++i) {
+    auto const bits = static_cast<std::uint32_t>(base + (stride > 1 ? i % stride : 0));
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (std::isfinite(v)) {
+      x.push_back(v);
+      if (x.size() == block) {
+        flush(std::span<float const>(x));
+        x.clear();
+      }
+    }
+  }
+  flush(std::span<float const>(x));
+}
+
 // One chunk of float patterns: the results come from nonlin's span kernels (the SIMD code a
 // user runs; scalar calls give the same bits, tests/kernels_test.cpp), the screening estimates
 // from the same functor's double span kernels. Those are within 4 ulp of double (the f64
@@ -87,19 +114,14 @@ template <class F>
 void float_chunk(std::string const& name, F const& f, settings const& s, std::uint64_t chunk) {
   accuracy::scanner<F, float, double> scan(f, {});
   constexpr bool from_output = accuracy::has_from_output<F, float>;
-  std::uint64_t const per_chunk = (std::uint64_t{1} << 32) / float_chunks;
   std::uint64_t const stride = s.exhaustive ? 1 : s.stride;
-  std::uint64_t const begin = chunk * per_chunk;
-  std::uint64_t const end = begin + per_chunk;
-  constexpr std::size_t block = 4096;
-  std::vector<float> x, y(block), d(block), dfo(block);
+  std::vector<float> y(block), d(block), dfo(block);
   std::vector<double> xd(block), yd(block), ye(block), de(block), ge(block);
   std::vector<float> const ones(block, 1.0F);
   std::vector<double> const ones_d(block, 1.0);
-  x.reserve(block);
-  auto flush = [&] {
+  auto flush = [&](std::span<float const> x) {
     std::size_t const n = x.size();
-    std::span<float const> const xs(x.data(), n);
+    std::span<float const> const xs = x;
     nonlin::forward(f, xs, std::span<float>(y.data(), n));
     nonlin::backward(f, xs, std::span<float const>(ones.data(), n), std::span<float>(d.data(), n));
     for (std::size_t i = 0; i < n; ++i) {
@@ -122,20 +144,8 @@ void float_chunk(std::string const& name, F const& f, settings const& s, std::ui
       scan.add_screened(x[i], y[i], d[i], from_output ? dfo[i] : 0.0F, ye[i], de[i],
                         from_output ? ge[i] : 0.0);
     }
-    x.clear();
   };
-  for (std::uint64_t base = begin, i = 0; base < end; base += stride, ++i) {
-    auto const bits = static_cast<std::uint32_t>(base + (stride > 1 ? i % stride : 0));
-    float v;
-    std::memcpy(&v, &bits, sizeof v);
-    if (std::isfinite(v)) {
-      x.push_back(v);
-      if (x.size() == block) {
-        flush();
-      }
-    }
-  }
-  flush();
+  for_each_float_block(chunk, stride, flush);
   std::lock_guard<std::mutex> lock(results_mutex);
   auto& r = results[name];
   r.f32.merge(scan.get());
@@ -148,14 +158,9 @@ template <class F>
 void peer_chunk(nonlin::peers::peer const& peer, nonlin::peers::function_kernels const& k,
                 std::string const& name, F const& f, std::uint64_t stride, std::uint64_t chunk) {
   accuracy::scanner<F, float, double> scan(f, {});
-  std::uint64_t const per_chunk = (std::uint64_t{1} << 32) / float_chunks;
-  std::uint64_t const begin = chunk * per_chunk;
-  std::uint64_t const end = begin + per_chunk;
-  constexpr std::size_t block = 4096;
-  std::vector<float> x, y(block), d(block);
+  std::vector<float> y(block), d(block);
   std::vector<float> const ones(block, 1.0F);
-  x.reserve(block);
-  auto flush = [&] {
+  auto flush = [&](std::span<float const> x) {
     std::unique_lock<std::mutex> serial(peer_mutex, std::defer_lock);
     if (!peer.thread_safe) {
       serial.lock();
@@ -173,20 +178,8 @@ void peer_chunk(nonlin::peers::peer const& peer, nonlin::peers::function_kernels
       // A missing kernel's zeros are measured but not printed ("-" below).
       scan.add_given(x[i], k.forward != nullptr ? y[i] : 0.0F, k.backward != nullptr ? d[i] : 0.0F);
     }
-    x.clear();
   };
-  for (std::uint64_t base = begin, i = 0; base < end; base += stride, ++i) {
-    auto const bits = static_cast<std::uint32_t>(base + (stride > 1 ? i % stride : 0));
-    float v;
-    std::memcpy(&v, &bits, sizeof v);
-    if (std::isfinite(v)) {
-      x.push_back(v);
-      if (x.size() == block) {
-        flush();
-      }
-    }
-  }
-  flush();
+  for_each_float_block(chunk, stride, flush);
   std::lock_guard<std::mutex> lock(results_mutex);
   peer_results[peer.name][name].merge(scan.get());
 }

@@ -16,15 +16,20 @@
 namespace nonlin::peers {
 namespace {
 
+float row_max(float const* in, std::size_t cols) {
+  float m = -INFINITY;
+  for (std::size_t i = 0; i < cols; ++i) {
+    m = std::max(m, in[i]);
+  }
+  return m;
+}
+
 // Rows of softmax over cols: max shift, exp, sum, scale (log_softmax: shift - log sum).
 void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) {
   for (std::size_t r = 0; r < rows; ++r) {
     float const* in = x + r * cols;
     float* out = y + r * cols;
-    float m = -INFINITY;
-    for (std::size_t i = 0; i < cols; ++i) {
-      m = std::max(m, in[i]);
-    }
+    float const m = row_max(in, cols);
     float sum = 0;
     for (std::size_t i = 0; i < cols; ++i) {
       out[i] = std::exp(in[i] - m);
@@ -41,10 +46,7 @@ void log_softmax_rows(float const* x, float* y, std::size_t rows, std::size_t co
   for (std::size_t r = 0; r < rows; ++r) {
     float const* in = x + r * cols;
     float* out = y + r * cols;
-    float m = -INFINITY;
-    for (std::size_t i = 0; i < cols; ++i) {
-      m = std::max(m, in[i]);
-    }
+    float const m = row_max(in, cols);
     float sum = 0;
     for (std::size_t i = 0; i < cols; ++i) {
       sum += std::exp(in[i] - m);

@@ -13,6 +13,8 @@
 #include "math/constants.hpp"
 #include "math/fast.hpp"
 #include "math/ops.hpp"
+#include "sigmoid.hpp"
+#include "tanh.hpp"
 
 namespace nonlin::fast {
 
@@ -52,13 +54,14 @@ struct sigmoid {
   V backward(V x, V dy) const noexcept {
     return dy * derivative(x);
   }
+  // From the output the math is the default tier's (nothing there to make faster).
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    return y * (math::c<V>(1) - y);
+    return nonlin::sigmoid{}.derivative_from_output(y);
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
-    return dy * derivative_from_output(y);
+    return nonlin::sigmoid{}.backward_from_output(y, dy);
   }
 };
 
@@ -78,12 +81,11 @@ struct tanh {
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    V const one = math::c<V>(1);
-    return (one - y) * (one + y);
+    return nonlin::tanh{}.derivative_from_output(y);
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
-    return dy * derivative_from_output(y);
+    return nonlin::tanh{}.backward_from_output(y, dy);
   }
 };
 

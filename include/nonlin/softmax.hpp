@@ -109,10 +109,15 @@ struct running {
 
 // (z - m) / T as hi + lo: z - m exactly (two_sum_ordered: z and m may be near the largest
 // float and of opposite signs), the quotient's rounding recovered from the
-// exact residual d - q T (two_product), so that neither costs accuracy in exp or log.
-template <class V>
+// exact residual d - q T (two_product), so that neither costs accuracy in exp or log. At
+// T = 1 (unit_temperature, the caller's promise) the quotient is the difference itself, and a
+// difference that overflows is already the limit.
+template <bool unit_temperature = false, class V>
 inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
   auto const d = math::two_sum_ordered(z, math::neg(m));
+  if constexpr (unit_temperature) {
+    return d;
+  }
   V const q = d.hi * inv_t;
   auto const qt = math::two_product(q, t);
   V const lo = (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t;
@@ -124,11 +129,19 @@ inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
 }
 
 // exp((z - m) / T) with (z - m) / T carried as hi + lo into exp.
-template <class V>
+template <bool unit_temperature = false, class V>
 inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
-  auto const q = shifted_quotient(z, m, inv_t, t);
+  auto const q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   // Where z = m = -inf the difference is NaN; such a lane has nothing to add.
   return math::exp_parts(q.hi, q.lo);
+}
+
+// log p = (z - m) / T - log s for a row's log s; -inf entries stay -inf.
+template <bool unit_temperature = false, class V>
+inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
+  auto const q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  V const value = (q.hi - log_sum) + q.lo;
+  return math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), z, value);
 }
 
 template <class V>
@@ -246,18 +259,6 @@ inline bool row_maximum(T const* z, std::size_t n, T& m) {
   return bad;
 }
 
-// exp((z - m) / T) for a finite maximum m; at T = 1 the quotient's corrections drop out (and
-// z - m overflowing is the limit 0 already).
-template <bool unit_temperature, class V>
-inline V row_term(V z, V m, V inv_t, V t) {
-  if constexpr (unit_temperature) {
-    auto const d = math::two_sum_ordered(z, math::neg(m));
-    return math::exp_parts(d.hi, d.lo).value();
-  } else {
-    return shifted_exp(z, m, inv_t, t).value();
-  }
-}
-
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
 // with `terms`, each term is stored there too (softmax scales them in place afterwards).
 template <class Arch, bool unit_temperature, class T>
@@ -275,7 +276,7 @@ inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   };
   std::size_t i = 0;
   for (; i + width <= n; i += width) {
-    B const term = row_term<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt);
+    B const term = shifted_exp<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt).value();
     if (terms != nullptr) {
       term.store_unaligned(terms + i);
     }
@@ -285,7 +286,8 @@ inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
     alignas(Arch::alignment()) std::array<T, width> tail;
     tail.fill(-std::numeric_limits<T>::infinity());
     std::copy_n(z + i, n - i, tail.begin());
-    B const term = row_term<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt);
+    B const term =
+        shifted_exp<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt).value();
     add(term);
     if (terms != nullptr) {
       term.store_aligned(tail.data());
@@ -332,26 +334,21 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
           elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
                             std::span<T const>(row_out, shape.axis));
         } else {
-          // log p = (z - m) / T - log s, log s once per row (s >= 1: log1p(s - 1), s - 1 exact
-          // below 2); -inf entries stay -inf.
+          // log s once per row (s >= 1: log1p(s - 1), s - 1 exact below 2).
           B const m(row_max);
           B const log_sum(math::log1p(sum - T(1)));
           B const binv_t(inv_t);
           B const bt(t);
-          auto const log_p = [&]<bool unit_temperature>(B zb) {
-            auto const q = unit_temperature ? math::two_sum_ordered(zb, math::neg(m))
-                                            : shifted_quotient(zb, m, binv_t, bt);
-            B const value = (q.hi - log_sum) + q.lo;
-            return math::select(zb == B(-std::numeric_limits<T>::infinity()), zb, value);
-          };
           std::span<T> const out_row(row_out, shape.axis);
           std::span<T const> const in_row(z, shape.axis);
           if (t == T(1)) {
-            elementwise<Arch>([&](B zb) { return log_p.template operator()<true>(zb); }, out_row,
-                              in_row);
+            elementwise<Arch>(
+                [&](B zb) { return log_probability_given<true>(zb, m, log_sum, binv_t, bt); },
+                out_row, in_row);
           } else {
-            elementwise<Arch>([&](B zb) { return log_p.template operator()<false>(zb); }, out_row,
-                              in_row);
+            elementwise<Arch>(
+                [&](B zb) { return log_probability_given<false>(zb, m, log_sum, binv_t, bt); },
+                out_row, in_row);
           }
         }
         continue;
@@ -460,12 +457,10 @@ V probability(V z, V m, V sum, V inv_t, V t) {
 template <class V>
 V log_probability(V z, V m, V sum, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
-  auto const q = shifted_quotient(z, m, inv_t, t);
   // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
-  V const log_sum = math::log1p(sum - math::c<V>(1));
-  V const value = (q.hi - log_sum) + q.lo;
+  V const value = log_probability_given(z, m, math::log1p(sum - math::c<V>(1)), inv_t, t);
   auto const masked_row = math::both(m == V(-inf), sum == sum);
-  return math::select(math::either(masked_row, z == V(-inf)), V(-inf), value);
+  return math::select(masked_row, V(-inf), value);
 }
 
 }  // namespace detail

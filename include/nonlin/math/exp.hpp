@@ -146,15 +146,22 @@ struct reduced {
   V n;
 };
 
+// The reduction of an argument already within [min_arg, max_arg].
 template <real_value V>
-inline reduced<V> reduce_exp(V const& x) noexcept {
+inline reduced<V> reduce_exp_clamped(V const& xc) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
-  V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), V(K::min_arg));
   V const magic(K::magic);
   V const n = math::fma(xc, V(K::log2e), magic) - magic;
   V r = math::fma(n, V(-K::ln2_head), xc);
   r = math::fma(n, V(-K::ln2_tail), r);
   return {r, n};
+}
+
+template <real_value V>
+inline reduced<V> reduce_exp(V const& x) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  return math::reduce_exp_clamped(
+      math::clamp_below(math::clamp_above(x, V(K::max_arg)), V(K::min_arg)));
 }
 
 // e^r - 1 for |r| <= ln2/2 (and any smaller r), within 0.6 ulp.

@@ -14,14 +14,6 @@
 
 namespace nonlin::math::fast {
 
-// e^x within about 1 ulp (subnormal results rounded once by math::scale); the clamp of
-// reduce_exp makes -inf give 0 and +inf give +inf without further selects.
-template <real_value V>
-inline V exp(V const& x) noexcept {
-  auto const [r, n] = math::reduce_exp(x);
-  return math::scale(math::expm1_reduced(r) + math::c<V>(1), n);
-}
-
 // 1/d for d in [1, 2]: vrcp14 and Newton steps (one for float, two for double), within about
 // 1 ulp; a division where the target has no AVX-512.
 template <real_value V>
@@ -67,10 +59,7 @@ template <real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
   using K = math::detail::exp_constants<scalar_t<V>>;
   V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
-  V const magic(K::magic);
-  V const n = math::fma(a, V(K::log2e), magic) - magic;
-  V r = math::fma(n, V(-K::ln2_head), a);
-  r = math::fma(n, V(-K::ln2_tail), r);
+  auto const [r, n] = math::reduce_exp_clamped(a);
   V const m = math::expm1_reduced(r);
   V const e = math::scale(m + math::c<V>(1), n);
   return {a, m, n, e, fast::reciprocal(e + math::c<V>(1))};
