@@ -19,12 +19,12 @@ namespace detail {
 template <real_value V>
 inline V exponential_linear(V x, V scaled_x, V scale_alpha, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  return math::select(x > V(0), scaled_x, scale_alpha * math::expm1(negative_part));
+  return math::select(x > V(0), scaled_x, scale_alpha * math::expm1_nonpositive(negative_part));
 }
 template <real_value V>
 inline V exponential_linear_derivative(V x, V scale, V scale_alpha, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  V const left = scale_alpha / width * math::exp(negative_part);
+  V const left = scale_alpha / width * math::exp_nonpositive(negative_part);
   return math::keep_nan(x, math::select(x > V(0), scale, left));
 }
 }  // namespace detail

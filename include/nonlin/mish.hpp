@@ -22,7 +22,7 @@ namespace nonlin {
 struct mish {
   template <real_value V>
   V operator()(V x) const noexcept {
-    auto const split = math::exp_parts(math::neg(math::abs(x)));
+    auto const split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
     V const two_e = e + e;
@@ -34,7 +34,7 @@ struct mish {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto const split = math::exp_parts(math::neg(math::abs(x)));
+    auto const split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
     V const four_x = x * math::c<V>(4);

@@ -29,8 +29,9 @@ struct exp_constants<float> {
   static constexpr float ln2_head = 0x1.62e4p-1f;  // ln 2 with 8 trailing zero bits
   static constexpr float ln2_tail = 0x1.7f7d1cp-20f;
   static constexpr float log2e = 0x1.715476p+0f;
-  static constexpr float min_arg = -115.0f;  // below, e^x * K is 0 for every |K| < 2^16
-  static constexpr float max_arg = 89.0f;    // above, e^x overflows
+  static constexpr float min_arg = -115.0f;   // below, e^x * K is 0 for every |K| < 2^16
+  static constexpr float max_arg = 89.0f;     // above, e^x overflows
+  static constexpr float expm1_low = -18.0f;  // below, e^x - 1 rounds to -1
   static constexpr std::int32_t bias = 127;
   static constexpr int mantissa_bits = 23;
   // (e^r - 1 - r) / r^2 = sum r^k / (k+2)!, k = 0..5
@@ -46,6 +47,7 @@ struct exp_constants<double> {
   static constexpr double log2e = 0x1.71547652b82fep+0;
   static constexpr double min_arg = -760.0;
   static constexpr double max_arg = 710.0;
+  static constexpr double expm1_low = -38.0;
   static constexpr std::int64_t bias = 1023;
   static constexpr int mantissa_bits = 52;
   // sum r^k / (k+2)!, k = 0..11
@@ -187,14 +189,34 @@ struct exp_split {
   mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
 
+// e^(x + lo) where it cannot overflow (x <= max_arg, or NaN): the exps of the activations, whose
+// arguments are <= 0 (-|z|, -h^2/2, z - max). No upper clamp and no infinity to mark, two
+// compares and two selects less. Below min_arg, m = -1 (exp_split::vanished).
+template <real_value V>
+inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto const below = x < V(K::min_arg);
+  auto const [r, n] = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
+  return {math::select(below, math::c<V>(-1), math::expm1_reduced(r + lo)), n};
+}
+
+// The same without a low part (one addition less).
+template <real_value V>
+inline exp_split<V> exp_parts_nonpositive(V const& x) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto const below = x < V(K::min_arg);
+  auto const [r, n] = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
+  return {math::select(below, math::c<V>(-1), math::expm1_reduced(r)), n};
+}
+
+// Any x: above max_arg, m = +inf.
 template <real_value V>
 inline exp_split<V> exp_parts(V const& x, V const& lo = V(0)) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
-  auto const [r, n] = math::reduce_exp(x);
-  V m = math::expm1_reduced(r + lo);
-  m = math::select(x < V(K::min_arg), math::c<V>(-1), m);
-  m = math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), m);
-  return {m, n};
+  auto split = math::exp_parts_nonpositive(math::clamp_above(x, V(K::max_arg)), lo);
+  split.m =
+      math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), split.m);
+  return split;
 }
 
 // e^x, within 1 ulp; 0 at -inf, +inf at +inf, NaN for NaN.
@@ -203,14 +225,20 @@ inline V exp(V const& x) noexcept {
   return math::exp_parts(x).value();
 }
 
+// e^x where it cannot overflow (x <= max_arg, or NaN).
+template <real_value V>
+inline V exp_nonpositive(V const& x) noexcept {
+  return math::exp_parts_nonpositive(x).value();
+}
+
 // e^x - 1 without cancellation near 0, within 1 ulp; -1 at -inf, +inf at +inf, NaN for NaN.
 template <real_value V>
 inline V expm1(V const& x) noexcept {
   using T = scalar_t<V>;
   using K = detail::exp_constants<T>;
   // Beyond these the result rounds to -1 or overflows; clamping keeps 2^n representable.
-  constexpr T low = std::is_same_v<T, float> ? T(-18) : T(-38);
-  V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), V(low));
+  V const low(K::expm1_low);
+  V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), low);
   auto const [r, n] = math::reduce_exp(xc);
   V const m = math::expm1_reduced(r);
   // For n <= mantissa bits, 2^n - 1 is exact and one fma gives 2^n (1 + m) - 1 rounded once;
@@ -221,7 +249,20 @@ inline V expm1(V const& x) noexcept {
   V const far = math::scale(m + math::c<V>(1), n);
   V result = math::select(n > V(T(K::mantissa_bits)), far, near);
   result = math::select(x > V(K::max_arg), V(std::numeric_limits<T>::infinity()), result);
-  return math::select(x < V(low), V(T(-1)), result);
+  return math::select(x < low, V(T(-1)), result);
+}
+
+// e^x - 1 for x <= 0 (or NaN): n <= 0, so 2^n - 1 is exact and one fma gives the result
+// (the path of expm1 for small n, without its clamp above and its far side).
+template <real_value V>
+inline V expm1_nonpositive(V const& x) noexcept {
+  using T = scalar_t<V>;
+  V const low(detail::exp_constants<T>::expm1_low);
+  auto const below = x < low;
+  auto const [r, n] = math::reduce_exp_clamped(math::select(below, low, x));
+  V const p = math::pow2(n);
+  V const result = math::fma(p, math::expm1_reduced(r), p - math::c<V>(1));
+  return math::select(below, V(T(-1)), result);
 }
 
 }  // namespace nonlin::math

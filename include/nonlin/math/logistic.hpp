@@ -55,7 +55,7 @@ inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
   V const one(scalar_t<V>(1));
-  V const e = math::exp(math::neg(math::abs(z)));
+  V const e = math::exp_nonpositive(math::neg(math::abs(z)));
   return math::divide(math::select(z >= V(0), one, e), math::one_plus(e));
 }
 
@@ -63,14 +63,14 @@ inline V sigmoid(V const& z) noexcept {
 template <real_value V>
 inline V sigmoid_derivative(V const& z) noexcept {
   V const one(scalar_t<V>(1));
-  auto const e = math::exp_parts(math::neg(math::abs(z)));
+  auto const e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
   return e.times(math::divide_by_square(one, math::one_plus(e.value())));
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|).
 template <real_value V>
 inline V softplus(V const& z) noexcept {
-  V const e = math::exp(math::neg(math::abs(z)));
+  V const e = math::exp_nonpositive(math::neg(math::abs(z)));
   return math::select(z > V(0), z, V(0)) + math::log1p(e);
 }
 
@@ -80,7 +80,8 @@ template <real_value V>
 inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
   V const lo =
       math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()), V(0), z.lo);
-  return math::exp_parts(math::neg(math::abs(z.hi)), math::select(z.hi >= V(0), math::neg(lo), lo));
+  return math::exp_parts_nonpositive(math::neg(math::abs(z.hi)),
+                                     math::select(z.hi >= V(0), math::neg(lo), lo));
 }
 
 // x sigma(z) for z = z.hi + z.lo: x / (1 + e) for z >= 0, e x / (1 + e) below.
