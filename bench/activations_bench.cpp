@@ -13,7 +13,7 @@
 // plus the bandwidth ceilings for the same element counts (memcpy: one read, one write, the
 // forward's traffic; read2write1: dx = x + dy, the backward's), and the gated units of
 // glu.hpp (glu, reglu, geglu, swiglu: nonlin::gated_forward / gated_backward on separate value
-// and gate spans, float, H = 4096 only, nonlin variant only).
+// and gate spans, float, H = 4096 only, nonlin and the peers' gated kernels).
 //
 // Names (bench/report.py parses them):
 //   <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd (from x) | bwdy (from the output y)
@@ -330,6 +330,36 @@ void add_gated(char const* name) {
   });
 }
 
+// The peers' gated kernels (peer::gated) on the same arrays as add_gated, under the peer's name.
+void add_peers_gated() {
+  using T = float;
+  constexpr auto un = static_cast<std::size_t>(kGatedWidth);
+  for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
+    for (nonlin::peers::gated_kernels const& g : peer.gated) {
+      if (auto const fwd = g.forward) {
+        add(row_name("fwd", g.unit.c_str(), type_name<T>(), peer.name.c_str(), kGatedWidth),
+            [fwd](benchmark::State& st) {
+              T const* value = input_x<T>() + un;
+              T const* gate = input_x<T>();
+              T* y = output<T>();
+              timed(st, un, 3, sizeof(T), [&] { fwd(value, gate, y, un); });
+            });
+      }
+      if (auto const bwd = g.backward) {
+        add(row_name("bwd", g.unit.c_str(), type_name<T>(), peer.name.c_str(), kGatedWidth),
+            [bwd](benchmark::State& st) {
+              T const* value = input_x<T>() + un;
+              T const* gate = input_x<T>();
+              T const* dy = input_dy<T>();
+              T* d_value = output<T>();
+              T* d_gate = output<T>() + un;
+              timed(st, un, 5, sizeof(T), [&] { bwd(value, gate, dy, d_value, d_gate, un); });
+            });
+      }
+    }
+  }
+}
+
 template <class T>
 void add_memcpy() {
   for (std::int64_t const n : kSizes) {
@@ -454,6 +484,7 @@ void register_all() {
   add_gated<nonlin::reglu>("reglu");
   add_gated<nonlin::geglu>("geglu");
   add_gated<nonlin::swiglu>("swiglu");
+  add_peers_gated();
 }
 
 }  // namespace

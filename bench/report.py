@@ -3,13 +3,14 @@
 
     python3 bench/report.py build/bench/bench.json
 
-Reads the names written by bench/activations_bench.cpp and bench/gelu_error.cpp:
+Reads the names written by bench/activations_bench.cpp, softmax_bench.cpp and gelu_error.cpp:
     <dir>/<function>/<type>/<variant>/<n>   dir: fwd | bwd | bwdy; variant: nonlin | scalar |
                                              std | a peer (fastmath, eigen, sleef, xsimd, onednn)
     memcpy/<type>/<n>, read2write1/<type>/<n>  the bandwidth ceilings
     error/<function>                         counter max_abs_err (and at_x)
-The gated units of glu.hpp (GATED below) use the first form (fwd|bwd, float, nonlin, H = 4096)
-and get a table of their own, beside the act they gate with.
+The gated units of glu.hpp (GATED below) use the first form (fwd|bwd, float, nonlin or a peer,
+H = 4096) and get a table of their own, beside the act they gate with.
+    softmax/<dir>/<function>/float/<variant>/<C>  dir: fwd | bwdy (bench/softmax_bench.cpp)
 Throughput is printed as elements per nanosecond (items_per_second / 1e9), the median when the
 run had repetitions. Rows or columns that a filtered run did not produce print as "-".
 """
@@ -198,12 +199,12 @@ def print_direction(rows, direction, type_, title, sizes, functions, summary):
             best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
             cells = [fn] + [fmt(values[v]) for v in variants]
             cells.append(best[1] if best else "-")
-            cells.append(fmt_ratio(values["nonlin"], best[0] if best else None))
+            cells.append(fmt_ratio(values.get("nonlin"), best[0] if best else None))
             cells.append(fmt_ratio(values.get("fast"), best[0] if best else None))
-            cells.append(fmt_ratio(values["nonlin"], ceiling))
+            cells.append(fmt_ratio(values.get("nonlin"), ceiling))
             out.append(cells)
             summary[(fn, direction, type_)][n] = {
-                "nonlin": values["nonlin"], "fast": values.get("fast"), "best": best,
+                "nonlin": values.get("nonlin"), "fast": values.get("fast"), "best": best,
                 "ceiling": ceiling}
         if ceiling is not None:
             out.append([f"*{ceiling_name} (ceiling)*", fmt(ceiling)] + [""] * (len(header) - 2))
@@ -266,28 +267,43 @@ def print_summary(summary, sizes):
 
 
 def print_gated(rows, sizes):
+    """The gated units at the sizes they were run at: nonlin, the act's own nonlin span kernel for
+    scale, and the peers' gated kernels (bench/peers/, peer::gated) under their names."""
+    def name(direction, unit, variant, n):
+        return f"{direction}/{unit}/float/{variant}/{n}"
+
     present = [n for n in sizes
-               if any(f"{d}/{unit}/float/nonlin/{n}" in rows
-                      for d in ("fwd", "bwd") for unit, _ in GATED)]
+               if any(name(d, unit, v, n) in rows
+                      for d in ("fwd", "bwd") for unit, _ in GATED for v in VARIANTS)]
     if not present:
         return
-    print("## Gated units, out = value * act(gate) (float, separate value and gate spans, nonlin "
-          "kernel; elements/ns)\n")
-    print("Elements are outputs H. \"act\" columns: the act's own span kernel at the same size "
+    variants = [v for v in VARIANTS
+                if v != "nonlin" and any(name(d, unit, v, n) in rows for d in ("fwd", "bwd")
+                                         for unit, _ in GATED for n in present)]
+    peers = [v for v in variants if v in PEERS]
+    print("## Gated units, out = value * act(gate) (float, separate value and gate spans; "
+          "elements/ns)\n")
+    print("Elements are outputs H. \"nonlin act alone\": nonlin's span kernel of the act at the same size "
           "(one input array instead of two; its backward writes one gradient, the gated backward "
-          "two).\n")
-    header = ["unit", "act"]
-    for n in present:
-        label = size_label(n)
-        header += [f"fwd {label}", f"act fwd {label}", f"bwd {label}", f"act bwd {label}"]
+          "two: d_value = dy act(gate), d_gate = dy value act'(gate)). The peers write the unit "
+          "with their own primitives: one fused loop or expression (fastmath, eigen, sleef, xsimd), "
+          "or oneDNN's jit eltwise and binary_mul primitives chained (2 forward, 4 backward).\n")
+    header = ["direction", "unit", "act", "H", "nonlin", "nonlin act alone"] + variants
+    header += ["fastest peer", "nonlin / fastest peer"]
     out = []
-    for unit, act in GATED:
-        cells = [unit, act]
-        for n in present:
-            for direction in ("fwd", "bwd"):
-                cells.append(fmt(per_ns(rows.get(f"{direction}/{unit}/float/nonlin/{n}"))))
-                cells.append(fmt(per_ns(rows.get(f"{direction}/{act}/float/nonlin/{n}"))))
-        out.append(cells)
+    for direction, label in (("fwd", "forward"), ("bwd", "backward")):
+        for unit, act in GATED:
+            for n in present:
+                values = {v: per_ns(rows.get(name(direction, unit, v, n)))
+                          for v in ["nonlin"] + variants}
+                if all(value is None for value in values.values()):
+                    continue
+                best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
+                out.append([label, unit, act, size_label(n), fmt(values.get("nonlin")),
+                            fmt(per_ns(rows.get(name(direction, act, "nonlin", n))))]
+                           + [fmt(values[v]) for v in variants]
+                           + [best[1] if best else "-",
+                              fmt_ratio(values.get("nonlin"), best[0] if best else None)])
     print(table(header, out))
     print()
 
@@ -378,14 +394,17 @@ def print_softmax(rows):
                 values = {v: per_ns(rows.get(f"softmax/{direction}/{function}/float/{v}/{c}"))
                           for v in variants}
                 best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
-                if values.get("nonlin") is None:
+                if all(value is None for value in values.values()):
                     continue
                 out.append([label, function, str(c)] + [fmt(values[v]) for v in variants]
                            + [best[1] if best else "-",
-                              fmt_ratio(values["nonlin"], best[0] if best else None)])
+                              fmt_ratio(values.get("nonlin"), best[0] if best else None)])
     print(table(header, out))
-    print("\n(std: a plain three-pass loop of std::exp, softmax only; the peers' backward passes "
-          "are not wired, so the backward rows compare against the std loop only.)\n")
+    print("\n(std: a plain loop, softmax only: max, std::exp, sum, divide forward; dot product, "
+          "then y (dy - dot) backward. Backward from the output: every variant is given nonlin's "
+          "y of the same logits and the same dy; the peers write softmax dx = y (dy - sum dy y) "
+          "and log_softmax dx = dy - e^y sum dy with their own primitives (oneDNN: "
+          "softmax_v2_backward).)\n")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // softmax / log_softmax throughput over rows of C = 1000 (a classifier) and C = 32000 (a language
 // model vocabulary), forward and backward from the output, float, next to a plain std:: loop
-// (max, exp, sum, divide; the textbook three passes) and the peers' row kernels (bench/peers/,
-// forward only: fastmath, eigen, sleef, xsimd, onednn where built).
+// (max, exp, sum, divide; the textbook three passes) and the peers' row kernels (bench/peers/:
+// fastmath, eigen, sleef, xsimd, onednn where built), forward and backward from the output
+// (softmax dx = y (dy - sum dy y), log_softmax dx = dy - e^y sum dy); every backward row is given
+// nonlin's y of the same logits and the same dy.
 //
 // Names: softmax/<dir>/<function>/float/<variant>/<C>, dir fwd | bwdy, variant nonlin | std |
 // a peer's name.
@@ -15,6 +17,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -120,10 +123,47 @@ void softmax_backward_std(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
 }
 
+// nonlin's y = F(logits) of rows x cols, the saved output the backward rows start from.
+template <class F>
+std::vector<float> saved_output(std::size_t rows, std::size_t cols) {
+  std::vector<float> const x = logits(rows * cols);
+  std::vector<float> y(rows * cols);
+  nonlin::forward(F{}, std::span<float const>(x), std::span<float>(y), cols);
+  return y;
+}
+
 // Registered before main (static initialisation of this file): every peer's softmax and
-// log_softmax, timed like the nonlin rows after one untimed call (oneDNN's primitive creation).
+// log_softmax, forward and backward from the output, timed like the nonlin rows after one
+// untimed call (oneDNN's primitive creation).
 bool const peers_registered = [] {
   for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
+    for (auto const& [function, kernel, is_log] :
+         {std::tuple{"softmax", peer.softmax_backward, false},
+          std::tuple{"log_softmax", peer.log_softmax_backward, true}}) {
+      if (kernel == nullptr) {
+        continue;
+      }
+      std::string const name = std::string("softmax/bwdy/") + function + "/float/" + peer.name;
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [kernel = kernel, is_log = is_log](benchmark::State& state) {
+            auto const cols = static_cast<std::size_t>(state.range(0));
+            std::size_t const rows = rows_for(cols);
+            std::vector<float> const y = is_log ? saved_output<nonlin::log_softmax>(rows, cols)
+                                                : saved_output<nonlin::softmax>(rows, cols);
+            std::vector<float> const dy = logits(rows * cols);
+            std::vector<float> dx(rows * cols);
+            kernel(y.data(), dy.data(), dx.data(), rows, cols);
+            for (auto _ : state) {
+              kernel(y.data(), dy.data(), dx.data(), rows, cols);
+              benchmark::DoNotOptimize(dx.data());
+              benchmark::ClobberMemory();
+            }
+            state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
+          })
+          ->Arg(1000)
+          ->Arg(32000);
+    }
     for (auto const& [function, kernel] :
          {std::pair{"softmax", peer.softmax}, std::pair{"log_softmax", peer.log_softmax}}) {
       if (kernel == nullptr) {

@@ -265,6 +265,55 @@ struct squared_relu {
 }  // namespace fn
 
 // ---------------------------------------------------------------------------------------------
+// Gated units out = value * act(gate), one block kernel each, fused into single expressions (the
+// backward computes act's shared factor into d_value first, like the two-step bwd above).
+
+namespace gate {
+
+struct glu {
+  static constexpr char const* name = "glu";
+  static void fwd(in_t v, in_t g, out_t out) { out = v * g.logistic(); }
+  static void bwd(in_t v, in_t g, in_t dy, out_t dv, out_t dg) {
+    dv = g.logistic();  // s
+    dg = dy * v * dv * (1.0F - dv);
+    dv = dy * dv;
+  }
+};
+
+struct reglu {
+  static constexpr char const* name = "reglu";
+  static void fwd(in_t v, in_t g, out_t out) { out = v * g.max(0.0F); }
+  static void bwd(in_t v, in_t g, in_t dy, out_t dv, out_t dg) {
+    dv = dy * g.max(0.0F);
+    dg = (g > 0.0F).select(dy * v, 0.0F);
+  }
+};
+
+struct geglu {
+  static constexpr char const* name = "geglu";
+  static void fwd(in_t v, in_t g, out_t out) {
+    out = v * (0.5F * g * (1.0F + (g * kSqrtHalf).erf()));
+  }
+  static void bwd(in_t v, in_t g, in_t dy, out_t dv, out_t dg) {
+    dv = 0.5F * (1.0F + (g * kSqrtHalf).erf());  // cdf
+    dg = dy * v * (dv + kInvSqrt2Pi * g * (-0.5F * g.square()).exp());
+    dv = dy * g * dv;
+  }
+};
+
+struct swiglu {
+  static constexpr char const* name = "swiglu";
+  static void fwd(in_t v, in_t g, out_t out) { out = v * (g * g.logistic()); }
+  static void bwd(in_t v, in_t g, in_t dy, out_t dv, out_t dg) {
+    dv = g.logistic();  // s
+    dg = dy * v * dv * (1.0F + g * (1.0F - dv));
+    dv = dy * g * dv;
+  }
+};
+
+}  // namespace gate
+
+// ---------------------------------------------------------------------------------------------
 // Whole-array kernels: the block loop around a function's block kernels.
 
 Eigen::Index block_size(std::size_t i, std::size_t n) {
@@ -285,6 +334,29 @@ void backward_kernel_of(float const* in, float const* dy, float* dx, std::size_t
     Eigen::Index const m = block_size(i, n);
     Block(in_t(in + i, m), in_t(dy + i, m), out_t(dx + i, m));
   }
+}
+
+template <void (*Block)(in_t, in_t, out_t)>
+void gated_forward_of(float const* value, float const* gate, float* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += kBlock) {
+    Eigen::Index const m = block_size(i, n);
+    Block(in_t(value + i, m), in_t(gate + i, m), out_t(out + i, m));
+  }
+}
+
+template <void (*Block)(in_t, in_t, in_t, out_t, out_t)>
+void gated_backward_of(float const* value, float const* gate, float const* dy, float* d_value,
+                       float* d_gate, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += kBlock) {
+    Eigen::Index const m = block_size(i, n);
+    Block(in_t(value + i, m), in_t(gate + i, m), in_t(dy + i, m), out_t(d_value + i, m),
+          out_t(d_gate + i, m));
+  }
+}
+
+template <class Unit>
+gated_kernels gated_of() {
+  return {Unit::name, gated_forward_of<&Unit::fwd>, gated_backward_of<&Unit::bwd>};
 }
 
 template <class Fn>
@@ -328,6 +400,29 @@ void log_softmax_rows(float const* x, float* y, std::size_t rows, std::size_t co
   }
 }
 
+// Backward from the output: softmax dx = y (dy - sum dy y), log_softmax dx = dy - e^y sum dy.
+void softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                           std::size_t cols) {
+  auto const c = static_cast<Eigen::Index>(cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    in_t const p(y + r * cols, c);
+    in_t const g(dy + r * cols, c);
+    out_t out(dx + r * cols, c);
+    out = p * (g - (p * g).sum());
+  }
+}
+
+void log_softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                               std::size_t cols) {
+  auto const c = static_cast<Eigen::Index>(cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    in_t const logp(y + r * cols, c);
+    in_t const g(dy + r * cols, c);
+    out_t out(dx + r * cols, c);
+    out = g - logp.exp() * g.sum();
+  }
+}
+
 }  // namespace
 
 peer make_eigen() {
@@ -347,6 +442,10 @@ peer make_eigen() {
   };
   p.softmax = softmax_rows;
   p.log_softmax = log_softmax_rows;
+  p.softmax_backward = softmax_backward_rows;
+  p.log_softmax_backward = log_softmax_backward_rows;
+  p.gated = {gated_of<gate::glu>(), gated_of<gate::reglu>(), gated_of<gate::geglu>(),
+             gated_of<gate::swiglu>()};
   return p;
 }
 

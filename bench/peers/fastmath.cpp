@@ -58,6 +58,57 @@ void log_softmax_rows(float const* x, float* y, std::size_t rows, std::size_t co
   }
 }
 
+// Backward from the output, per row: softmax dx = y (dy - sum dy y); log_softmax
+// dx = dy - e^y sum dy (e^y = softmax(x)).
+void softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                           std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t const base = r * cols;
+    float dot = 0;
+    for (std::size_t i = 0; i < cols; ++i) {
+      dot += y[base + i] * dy[base + i];
+    }
+    for (std::size_t i = 0; i < cols; ++i) {
+      dx[base + i] = y[base + i] * (dy[base + i] - dot);
+    }
+  }
+}
+
+void log_softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                               std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t const base = r * cols;
+    float sum = 0;
+    for (std::size_t i = 0; i < cols; ++i) {
+      sum += dy[base + i];
+    }
+    for (std::size_t i = 0; i < cols; ++i) {
+      dx[base + i] = dy[base + i] - std::exp(y[base + i]) * sum;
+    }
+  }
+}
+
+// Gated units as one loop of the act's textbook formulas: out = value * act(gate); backward
+// d_value = dy * act(gate), d_gate = act's backward of gate with the incoming dy * value.
+template <class Ref>
+gated_kernels gated_of(char const* unit) {
+  gated_kernels g;
+  g.unit = unit;
+  g.forward = [](float const* value, float const* gate, float* out, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = value[i] * Ref::template fwd<float>(gate[i]);
+    }
+  };
+  g.backward = [](float const* value, float const* gate, float const* dy, float* d_value,
+                  float* d_gate, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      d_value[i] = dy[i] * Ref::template fwd<float>(gate[i]);
+      d_gate[i] = Ref::template bwd<float>(gate[i], dy[i] * value[i]);
+    }
+  };
+  return g;
+}
+
 }  // namespace
 
 peer make_fastmath() {
@@ -88,6 +139,14 @@ peer make_fastmath() {
   });
   p.softmax = softmax_rows;
   p.log_softmax = log_softmax_rows;
+  p.softmax_backward = softmax_backward_rows;
+  p.log_softmax_backward = log_softmax_backward_rows;
+  p.gated = {
+      gated_of<textbook::ref_sigmoid>("glu"),
+      gated_of<textbook::ref_relu>("reglu"),
+      gated_of<textbook::ref_gelu_exact>("geglu"),
+      gated_of<textbook::ref_silu>("swiglu"),
+  };
   return p;
 }
 

@@ -12,6 +12,16 @@
 // primitives, the second in place on the output. (An eltwise post-op would fuse them into one
 // pass, but in 2.6 an eltwise primitive with an eltwise post-op falls back to the scalar "ref:any"
 // implementation, which no user would keep.)
+// Softmax backward from the output: softmax_v2_backward (softmax_accurate / softmax_log, reading
+// dst), created with a forward_training softmax_v2_forward primitive descriptor as its hint.
+//
+// Gated units (out = value * act(gate)): oneDNN has no gated primitive and in 2.6 an eltwise
+// primitive with a binary_mul post-op (the one-pass way) also falls back to "ref:any", so they are
+// two jit primitives, as a framework chains them: eltwise_forward of the gate into out, then
+// binary_mul of out and value in place. Backward is four: eltwise_forward of the gate into d_value,
+// binary_mul by dy in place, binary_mul dy * value into d_gate, and eltwise_backward (from the
+// gate) in place on d_gate. glu is logistic, reglu relu, geglu gelu_erf, swiglu swish (alpha 1).
+//
 // Left out: step (no algorithm), the backward of squared_relu (dy * 2 relu(x) is a product of two
 // tensors: a binary primitive and a scratch buffer), and backward-from-output where oneDNN has no
 // *_use_dst_for_bwd algorithm (selu, log_sigmoid, softplus).
@@ -238,6 +248,144 @@ void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) 
   ctx().stream.wait();
 }
 
+// Softmax backward from the output y (softmax_accurate: y; softmax_log: log y).
+template <algorithm A>
+void softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                           std::size_t cols) {
+  if (rows == 0 || cols == 0) {
+    return;
+  }
+  struct cached {
+    memory dst, diff_dst, diff_src;
+    dnnl::softmax_v2_backward prim;
+    std::unordered_map<int, memory> args;
+  };
+  static std::map<std::pair<std::size_t, std::size_t>, cached> cache;
+  auto it = cache.find({rows, cols});
+  if (it == cache.end()) {
+    force_one_thread();
+    cached c;
+    memory::desc const md({static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)},
+                          memory::data_type::f32, memory::format_tag::ab);
+    c.dst = unbound(md);
+    c.diff_dst = unbound(md);
+    c.diff_src = unbound(md);
+    // The backward primitive descriptor needs its forward one as a hint (same algorithm).
+    dnnl::softmax_v2_forward::desc const fd(dnnl::prop_kind::forward_training, A, md, md, 1);
+    dnnl::softmax_v2_forward::primitive_desc const hint(fd, ctx().engine);
+    dnnl::softmax_v2_backward::desc const bd(A, md, md, md, 1);
+    c.prim = dnnl::softmax_v2_backward({bd, ctx().engine, hint});
+    c.args = {
+        {DNNL_ARG_DST, c.dst}, {DNNL_ARG_DIFF_DST, c.diff_dst}, {DNNL_ARG_DIFF_SRC, c.diff_src}};
+    it = cache.emplace(std::pair{rows, cols}, std::move(c)).first;
+  }
+  cached const& c = it->second;
+  c.dst.set_data_handle(const_cast<float*>(y));
+  c.diff_dst.set_data_handle(const_cast<float*>(dy));
+  c.diff_src.set_data_handle(dx);
+  c.prim.execute(ctx().stream, c.args);
+  ctx().stream.wait();
+}
+
+// Gated units (see the header comment): eltwise primitives for act, binary_mul for the products.
+dnnl::eltwise_forward act_forward(op const& o, memory::desc const& md) {
+  dnnl::eltwise_forward::desc const d(dnnl::prop_kind::forward_inference, o.alg, md, o.alpha,
+                                      o.beta);
+  return dnnl::eltwise_forward({d, ctx().engine});
+}
+
+dnnl::binary multiply(memory::desc const& md) {
+  dnnl::binary::desc const d(algorithm::binary_mul, md, md, md);
+  return dnnl::binary({d, ctx().engine});
+}
+
+template <op const& A>
+void gated_forward(float const* value, float const* gate, float* out, std::size_t n) {
+  if (n == 0) {
+    return;
+  }
+  struct cached {
+    memory value, gate, out;
+    dnnl::eltwise_forward act;
+    dnnl::binary mul;
+    std::unordered_map<int, memory> act_args, mul_args;
+  };
+  static std::map<std::size_t, cached> cache;
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    force_one_thread();
+    cached c;
+    auto const md = vector_desc(n);
+    c.value = unbound(md);
+    c.gate = unbound(md);
+    c.out = unbound(md);
+    c.act = act_forward(A, md);
+    c.mul = multiply(md);
+    c.act_args = {{DNNL_ARG_SRC, c.gate}, {DNNL_ARG_DST, c.out}};
+    c.mul_args = {{DNNL_ARG_SRC_0, c.out}, {DNNL_ARG_SRC_1, c.value}, {DNNL_ARG_DST, c.out}};
+    it = cache.emplace(n, std::move(c)).first;
+  }
+  cached const& c = it->second;
+  c.value.set_data_handle(const_cast<float*>(value));
+  c.gate.set_data_handle(const_cast<float*>(gate));
+  c.out.set_data_handle(out);
+  c.act.execute(ctx().stream, c.act_args);
+  c.mul.execute(ctx().stream, c.mul_args);
+  ctx().stream.wait();
+}
+
+template <op const& A>
+void gated_backward(float const* value, float const* gate, float const* dy, float* d_value,
+                    float* d_gate, std::size_t n) {
+  if (n == 0) {
+    return;
+  }
+  struct cached {
+    memory value, gate, dy, d_value, d_gate;
+    dnnl::eltwise_forward act;
+    dnnl::binary mul;
+    dnnl::eltwise_backward act_backward;
+    std::unordered_map<int, memory> act_args, scale_args, product_args, backward_args;
+  };
+  static std::map<std::size_t, cached> cache;
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    force_one_thread();
+    cached c;
+    auto const md = vector_desc(n);
+    c.value = unbound(md);
+    c.gate = unbound(md);
+    c.dy = unbound(md);
+    c.d_value = unbound(md);
+    c.d_gate = unbound(md);
+    c.act = act_forward(A, md);
+    c.mul = multiply(md);
+    dnnl::eltwise_forward::desc const fd(dnnl::prop_kind::forward_training, A.alg, md, A.alpha,
+                                         A.beta);
+    dnnl::eltwise_forward::primitive_desc const hint(fd, ctx().engine);
+    dnnl::eltwise_backward::desc const bd(A.alg, md, md, A.alpha, A.beta);
+    c.act_backward = dnnl::eltwise_backward({bd, ctx().engine, hint});
+    // d_value = act(gate), then d_value *= dy; d_gate = dy * value, then act's backward in place.
+    c.act_args = {{DNNL_ARG_SRC, c.gate}, {DNNL_ARG_DST, c.d_value}};
+    c.scale_args = {{DNNL_ARG_SRC_0, c.d_value}, {DNNL_ARG_SRC_1, c.dy}, {DNNL_ARG_DST, c.d_value}};
+    c.product_args = {{DNNL_ARG_SRC_0, c.dy}, {DNNL_ARG_SRC_1, c.value}, {DNNL_ARG_DST, c.d_gate}};
+    c.backward_args = {
+        {DNNL_ARG_SRC, c.gate}, {DNNL_ARG_DIFF_DST, c.d_gate}, {DNNL_ARG_DIFF_SRC, c.d_gate}};
+    it = cache.emplace(n, std::move(c)).first;
+  }
+  cached const& c = it->second;
+  c.value.set_data_handle(const_cast<float*>(value));
+  c.gate.set_data_handle(const_cast<float*>(gate));
+  c.dy.set_data_handle(const_cast<float*>(dy));
+  c.d_value.set_data_handle(d_value);
+  c.d_gate.set_data_handle(d_gate);
+  c.act.execute(ctx().stream, c.act_args);
+  c.mul.execute(ctx().stream, c.scale_args);
+  c.mul.execute(ctx().stream, c.product_args);
+  c.act_backward.execute(ctx().stream, c.backward_args);
+  ctx().stream.wait();
+}
+
 // nonlin's default parameters (README), as oneDNN algorithms.
 constexpr float selu_alpha = 1.67326324235437728481704299167171f;
 constexpr float selu_lambda = 1.05070098735548049341933498529460f;
@@ -377,6 +525,14 @@ peer make_onednn() {
   };
   p.softmax = softmax_rows<algorithm::softmax_accurate>;
   p.log_softmax = softmax_rows<algorithm::softmax_log>;
+  p.softmax_backward = softmax_backward_rows<algorithm::softmax_accurate>;
+  p.log_softmax_backward = softmax_backward_rows<algorithm::softmax_log>;
+  p.gated = {
+      {"glu", gated_forward<logistic>, gated_backward<logistic>},
+      {"reglu", gated_forward<relu>, gated_backward<relu>},
+      {"geglu", gated_forward<gelu_erf>, gated_backward<gelu_erf>},
+      {"swiglu", gated_forward<swish>, gated_backward<swish>},
+  };
   return p;
 }
 

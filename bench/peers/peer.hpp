@@ -28,6 +28,17 @@ using forward_kernel = void (*)(float const* x, float* y, std::size_t n);
 using backward_kernel = void (*)(float const* in, float const* dy, float* dx, std::size_t n);
 // Row-wise softmax / log_softmax of a rows x cols row-major matrix, temperature 1.
 using rows_kernel = void (*)(float const* x, float* y, std::size_t rows, std::size_t cols);
+// Their backward from the output y, per row: softmax dx = y * (dy - sum_j dy_j y_j),
+// log_softmax dx = dy - exp(y) * sum_j dy_j.
+using rows_backward_kernel = void (*)(float const* y, float const* dy, float* dx, std::size_t rows,
+                                      std::size_t cols);
+// Gated units (nonlin/glu.hpp) on separate value and gate arrays of n elements:
+// out[i] = value[i] * act(gate[i]); backward d_value = dy * act(gate),
+// d_gate = dy * value * act'(gate).
+using gated_forward_kernel = void (*)(float const* value, float const* gate, float* out,
+                                      std::size_t n);
+using gated_backward_kernel = void (*)(float const* value, float const* gate, float const* dy,
+                                       float* d_value, float* d_gate, std::size_t n);
 
 struct function_kernels {
   std::string function;  // nonlin's functor name: "sigmoid", "gelu_tanh", "leaky_relu", ...
@@ -36,12 +47,21 @@ struct function_kernels {
   backward_kernel backward_from_output = nullptr;  // from y = f(x), where the library offers it
 };
 
+struct gated_kernels {
+  std::string unit;  // nonlin's alias: "glu" (sigmoid), "reglu", "geglu" (gelu_exact), "swiglu"
+  gated_forward_kernel forward = nullptr;
+  gated_backward_kernel backward = nullptr;
+};
+
 struct peer {
   std::string name;     // table column: "fastmath", "eigen", "sleef", "xsimd", "onednn"
   std::string version;  // e.g. "Eigen 3.4.0", "SLEEF 3.5.1", "oneDNN 2.6.3 (1 thread)"
   std::vector<function_kernels> functions;
   rows_kernel softmax = nullptr;
   rows_kernel log_softmax = nullptr;
+  rows_backward_kernel softmax_backward = nullptr;      // from the output y = softmax(x)
+  rows_backward_kernel log_softmax_backward = nullptr;  // from the output y = log_softmax(x)
+  std::vector<gated_kernels> gated;
   // false: calls must not overlap (oneDNN's cached primitives and memory objects); the accuracy
   // tool then runs this peer's kernels under a lock.
   bool thread_safe = true;
@@ -50,6 +70,14 @@ struct peer {
     for (auto const& f : functions) {
       if (f.function == function) {
         return &f;
+      }
+    }
+    return nullptr;
+  }
+  gated_kernels const* find_gated(std::string const& unit) const {
+    for (auto const& g : gated) {
+      if (g.unit == unit) {
+        return &g;
       }
     }
     return nullptr;

@@ -282,6 +282,125 @@ void log_softmax_rows(float const* x, float* y, std::size_t rows, std::size_t co
   }
 }
 
+// Backward from the output, per row: softmax dx = y (dy - sum dy y); log_softmax
+// dx = dy - e^y sum dy. Tail lanes read as 0 and add nothing to either sum.
+inline float row_dot(float const* a, float const* b, std::size_t cols) {
+  vf acc = zero();
+  std::size_t i = 0;
+  for (; i + width <= cols; i += width) {
+    acc = fmadd(load(a + i), load(b + i), acc);
+  }
+  if (i < cols) {
+    acc = fmadd(load_tail(a + i, cols - i), load_tail(b + i, cols - i), acc);
+  }
+  return reduce_add(acc);
+}
+
+inline float row_sum(float const* a, std::size_t cols) {
+  vf acc = zero();
+  std::size_t i = 0;
+  for (; i + width <= cols; i += width) {
+    acc = add(acc, load(a + i));
+  }
+  if (i < cols) {
+    acc = add(acc, load_tail(a + i, cols - i));
+  }
+  return reduce_add(acc);
+}
+
+void softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                           std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t const base = r * cols;
+    vf const dot = set1(row_dot(y + base, dy + base, cols));
+    map2(y + base, dy + base, dx + base, cols, [dot](vf p, vf g) { return mul(p, sub(g, dot)); });
+  }
+}
+
+void log_softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                               std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t const base = r * cols;
+    vf const sum = set1(row_sum(dy + base, cols));
+    map2(y + base, dy + base, dx + base, cols,
+         [sum](vf logp, vf g) { return sub(g, mul(exp(logp), sum)); });
+  }
+}
+
+// ---- Gated units out = value * act(gate), one fused loop each (the act's formulas above). ----
+
+struct vf2 {
+  vf d_value;
+  vf d_gate;
+};
+
+// (d_value[i], d_gate[i]) = op(value[i], gate[i], dy[i]).
+template <class Op>
+inline void map3_2(float const* v, float const* g, float const* dy, float* dv, float* dg,
+                   std::size_t n, Op op) {
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    vf2 const r = op(load(v + i), load(g + i), load(dy + i));
+    store(dv + i, r.d_value);
+    store(dg + i, r.d_gate);
+  }
+  if (i < n) {
+    std::size_t const rest = n - i;
+    vf2 const r = op(load_tail(v + i, rest), load_tail(g + i, rest), load_tail(dy + i, rest));
+    store_tail(dv + i, r.d_value, rest);
+    store_tail(dg + i, r.d_gate, rest);
+  }
+}
+
+struct glu {
+  static constexpr char const* name = "glu";
+  static vf fwd(vf v, vf g) { return mul(v, sigmoid(g)); }
+  static vf2 bwd(vf v, vf g, vf dy) {
+    vf const s = sigmoid(g);
+    return {mul(dy, s), mul(mul(dy, v), mul(s, sub(one(), s)))};
+  }
+};
+
+struct reglu {
+  static constexpr char const* name = "reglu";
+  static vf fwd(vf v, vf g) { return mul(v, max(g, zero())); }
+  static vf2 bwd(vf v, vf g, vf dy) {
+    return {mul(dy, max(g, zero())), zero_unless(gt(g, zero()), mul(dy, v))};
+  }
+};
+
+struct geglu {
+  static constexpr char const* name = "geglu";
+  static vf fwd(vf v, vf g) {
+    return mul(v, mul(mul(set1(0.5F), g), erfc(mul(g, set1(-sqrt_half)))));
+  }
+  static vf2 bwd(vf v, vf g, vf dy) {
+    vf const cdf = mul(set1(0.5F), erfc(mul(g, set1(-sqrt_half))));
+    vf const pdf = mul(set1(inv_sqrt_2pi), exp(mul(mul(set1(-0.5F), g), g)));
+    return {mul(dy, mul(g, cdf)), mul(mul(dy, v), fmadd(g, pdf, cdf))};
+  }
+};
+
+struct swiglu {
+  static constexpr char const* name = "swiglu";
+  static vf fwd(vf v, vf g) { return mul(v, mul(g, sigmoid(g))); }
+  static vf2 bwd(vf v, vf g, vf dy) {
+    vf const s = sigmoid(g);
+    return {mul(dy, mul(g, s)), mul(mul(dy, v), swish_grad(g, s, 1.0F))};
+  }
+};
+
+template <class Unit>
+gated_kernels gated_of() {
+  return {Unit::name,
+          [](float const* v, float const* g, float* out, std::size_t n) {
+            map2(v, g, out, n, [](vf a, vf b) { return Unit::fwd(a, b); });
+          },
+          [](float const* v, float const* g, float const* dy, float* dv, float* dg, std::size_t n) {
+            map3_2(v, g, dy, dv, dg, n, [](vf a, vf b, vf c) { return Unit::bwd(a, b, c); });
+          }};
+}
+
 function_kernels fn(char const* name, forward_kernel f, backward_kernel b,
                     backward_kernel by = nullptr) {
   return function_kernels{name, f, b, by};
@@ -411,6 +530,9 @@ peer make_sleef() {
 
   p.softmax = softmax_rows;
   p.log_softmax = log_softmax_rows;
+  p.softmax_backward = softmax_backward_rows;
+  p.log_softmax_backward = log_softmax_backward_rows;
+  p.gated = {gated_of<glu>(), gated_of<reglu>(), gated_of<geglu>(), gated_of<swiglu>()};
   return p;
 }
 

@@ -178,6 +178,140 @@ void log_softmax_rows(float const* x, float* y, std::size_t rows, std::size_t co
   }
 }
 
+// Backward from the output, per row: softmax dx = y (dy - sum dy y); log_softmax
+// dx = dy - e^y sum dy. The remainder goes through map2's zero-padded block, and zero-padded
+// lanes add nothing to the sums.
+float row_dot(float const* a, float const* b, std::size_t cols) {
+  batch acc(0.0F);
+  std::size_t i = 0;
+  for (; i + width <= cols; i += width) {
+    acc = xsimd::fma(batch::load_unaligned(a + i), batch::load_unaligned(b + i), acc);
+  }
+  float sum = xsimd::hadd(acc);
+  for (; i < cols; ++i) {
+    sum += a[i] * b[i];
+  }
+  return sum;
+}
+
+float row_sum(float const* a, std::size_t cols) {
+  batch acc(0.0F);
+  std::size_t i = 0;
+  for (; i + width <= cols; i += width) {
+    acc += batch::load_unaligned(a + i);
+  }
+  float sum = xsimd::hadd(acc);
+  for (; i < cols; ++i) {
+    sum += a[i];
+  }
+  return sum;
+}
+
+void softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                           std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t const base = r * cols;
+    batch const dot(row_dot(y + base, dy + base, cols));
+    map2(y + base, dy + base, dx + base, cols,
+         [&dot](batch const& p, batch const& g) { return p * (g - dot); });
+  }
+}
+
+void log_softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
+                               std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::size_t const base = r * cols;
+    batch const sum(row_sum(dy + base, cols));
+    map2(y + base, dy + base, dx + base, cols,
+         [&sum](batch const& logp, batch const& g) { return g - xsimd::exp(logp) * sum; });
+  }
+}
+
+// ---- Gated units out = value * act(gate), one fused loop each (the act's formulas above). ----
+
+struct batch2 {
+  batch d_value;
+  batch d_gate;
+};
+
+// (d_value[i], d_gate[i]) = op(value[i], gate[i], dy[i]); the remainder through padded blocks.
+template <class Op>
+void map3_2(float const* v, float const* g, float const* dy, float* dv, float* dg, std::size_t n,
+            Op op) {
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    batch2 const r = op(batch::load_unaligned(v + i), batch::load_unaligned(g + i),
+                        batch::load_unaligned(dy + i));
+    r.d_value.store_unaligned(dv + i);
+    r.d_gate.store_unaligned(dg + i);
+  }
+  if (i < n) {
+    alignas(batch::arch_type::alignment()) float block_v[width] = {};
+    alignas(batch::arch_type::alignment()) float block_g[width] = {};
+    alignas(batch::arch_type::alignment()) float block_dy[width] = {};
+    std::copy(v + i, v + n, block_v);
+    std::copy(g + i, g + n, block_g);
+    std::copy(dy + i, dy + n, block_dy);
+    batch2 const r = op(batch::load_aligned(block_v), batch::load_aligned(block_g),
+                        batch::load_aligned(block_dy));
+    r.d_value.store_aligned(block_v);
+    r.d_gate.store_aligned(block_g);
+    std::copy(block_v, block_v + (n - i), dv + i);
+    std::copy(block_g, block_g + (n - i), dg + i);
+  }
+}
+
+struct glu {
+  static constexpr char const* name = "glu";
+  static batch fwd(batch const& v, batch const& g) { return v * sigmoid(g); }
+  static batch2 bwd(batch const& v, batch const& g, batch const& dy) {
+    batch const s = sigmoid(g);
+    return {dy * s, dy * v * (s * (1.0F - s))};
+  }
+};
+
+struct reglu {
+  static constexpr char const* name = "reglu";
+  static batch fwd(batch const& v, batch const& g) { return v * xsimd::max(g, batch(0.0F)); }
+  static batch2 bwd(batch const& v, batch const& g, batch const& dy) {
+    return {dy * xsimd::max(g, batch(0.0F)), xsimd::select(g > 0.0F, dy * v, batch(0.0F))};
+  }
+};
+
+struct geglu {
+  static constexpr char const* name = "geglu";
+  static batch fwd(batch const& v, batch const& g) {
+    return v * (0.5F * g * xsimd::erfc(g * -sqrt_half));
+  }
+  static batch2 bwd(batch const& v, batch const& g, batch const& dy) {
+    batch const cdf = 0.5F * xsimd::erfc(g * -sqrt_half);
+    batch const pdf = inv_sqrt_2pi * xsimd::exp(-0.5F * g * g);
+    return {dy * (g * cdf), dy * v * xsimd::fma(g, pdf, cdf)};
+  }
+};
+
+struct swiglu {
+  static constexpr char const* name = "swiglu";
+  static batch fwd(batch const& v, batch const& g) { return v * (g * sigmoid(g)); }
+  static batch2 bwd(batch const& v, batch const& g, batch const& dy) {
+    batch const s = sigmoid(g);
+    return {dy * (g * s), dy * v * swish_grad(g, s, 1.0F)};
+  }
+};
+
+template <class Unit>
+gated_kernels gated_of() {
+  return {Unit::name,
+          [](float const* v, float const* g, float* out, std::size_t n) {
+            map2(v, g, out, n, [](batch const& a, batch const& b) { return Unit::fwd(a, b); });
+          },
+          [](float const* v, float const* g, float const* dy, float* dv, float* dg, std::size_t n) {
+            map3_2(v, g, dy, dv, dg, n, [](batch const& a, batch const& b, batch const& c) {
+              return Unit::bwd(a, b, c);
+            });
+          }};
+}
+
 function_kernels fn(char const* name, forward_kernel f, backward_kernel b,
                     backward_kernel by = nullptr) {
   return function_kernels{name, f, b, by};
@@ -311,6 +445,9 @@ peer make_xsimd() {
 
   p.softmax = softmax_rows;
   p.log_softmax = log_softmax_rows;
+  p.softmax_backward = softmax_backward_rows;
+  p.log_softmax_backward = log_softmax_backward_rows;
+  p.gated = {gated_of<glu>(), gated_of<reglu>(), gated_of<geglu>(), gated_of<swiglu>()};
   return p;
 }
 
