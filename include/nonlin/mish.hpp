@@ -29,7 +29,7 @@ struct mish {
     V const right = x * (one + two_e) / math::fma(two_e, one + e, one);
     auto const e_plus_2 = math::two_sum(math::c<V>(2), e);
     V const x_e_plus_2 = math::fma(x, e_plus_2.hi, x * e_plus_2.lo);
-    V const left = split.times(math::divide(x_e_plus_2, denominator_left(e)));
+    V const left = math::times(split, math::quotient(x_e_plus_2, denominator_left(e)));
     return math::select(x >= V(0), right, math::select(split.vanished(), math::sign_bit(x), left));
   }
   template <real_value V>
@@ -44,7 +44,8 @@ struct mish {
         math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
     V const inner = math::fma(e + math::c<V>(4), e, math::c<V>(6) + four_x);  // 6 + 4x + 4e + e^2
     V const bracket = math::fma(inner, e, math::c<V>(4) * (one + x));
-    V const left = split.times(math::divide_by_square(bracket, denominator_left(e)));
+    V const left = math::times(
+        split, math::quotient_by_square(math::double_float<V>{bracket, V(0)}, denominator_left(e)));
     // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
                                    math::select(split.vanished(), V(0), left));

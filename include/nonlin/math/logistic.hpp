@@ -12,7 +12,9 @@
 #include "double_float.hpp"
 #include "exp.hpp"
 #include "log.hpp"
+#include "logistic_tables.hpp"
 #include "ops.hpp"
+#include "polynomial.hpp"
 
 namespace nonlin::math {
 
@@ -34,6 +36,17 @@ inline V divide(V const& n, double_float<V> const& d) noexcept {
   return math::select(math::zero_or_infinite(q), q, math::fma(math::neg(q), relative_lo, q));
 }
 
+// n / (d.hi + d.lo) as hi + lo, for a caller that multiplies it by e^x (see quotient_by_square):
+// the residual n - hi d.hi is exact (fma), lo = (residual - hi d.lo) / d.hi to first order (0
+// where hi is 0 or infinite).
+template <real_value V>
+inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
+  V const hi = n / d.hi;
+  V const residual = math::fma(math::neg(hi), d.hi, n);
+  V const lo = math::fma(math::neg(hi), d.lo, residual) * math::approx_reciprocal(d.hi);
+  return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
+}
+
 // (n.hi + n.lo) / (d.hi + d.lo)^2 to first order in the low parts: d.hi^2 is taken exactly
 // (two_product), so the only roundings are one division and one fma (the low parts' quotients
 // are corrections of 2^-24 relative: approx_reciprocal is plenty).
@@ -52,6 +65,29 @@ inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
   return math::divide_by_square(double_float<V>{n, V(0)}, d);
 }
 
+// The same quotient as hi + lo, for a caller that multiplies it by e^x: rounding the quotient
+// first would cost up to an ulp of the product where the two lie in different binades (near
+// sigma'(0) = 1/4, the quotient just above 1/4 and the product just below). The division's
+// residual n - hi d^2 is exact (fma); lo = residual / d^2 to first order (0 where hi is 0 or
+// infinite).
+template <real_value V>
+inline double_float<V> quotient_by_square(double_float<V> const& n,
+                                          double_float<V> const& d) noexcept {
+  auto const square = math::two_product(d.hi, d.hi);
+  V const square_lo = math::fma(d.hi + d.hi, d.lo, square.lo);
+  V const hi = n.hi / square.hi;
+  V const residual = math::fma(math::neg(hi), square.hi, n.hi) + n.lo;
+  V const lo = math::fma(math::neg(hi), square_lo, residual) * math::approx_reciprocal(square.hi);
+  return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
+}
+
+// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + k.lo) before the scale (k.lo m is below 2^-24 of
+// an ulp). Subnormal results round twice (the sum, then the scale): at most one ulp of 2^-149.
+template <real_value V>
+inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
+  return math::scale(k.hi + math::fma(k.hi, e.m, k.lo), e.n);
+}
+
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
   V const one(scalar_t<V>(1));
@@ -59,12 +95,14 @@ inline V sigmoid(V const& z) noexcept {
   return math::divide(math::select(z >= V(0), one, e), math::one_plus(e));
 }
 
-// sigma'(z) = e / (1 + e)^2.
+// sigma'(z) = e / (1 + e)^2, times a power of two c (exact on the quotient, so that a subnormal
+// c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
 template <real_value V>
-inline V sigmoid_derivative(V const& z) noexcept {
-  V const one(scalar_t<V>(1));
+inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
   auto const e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
-  return e.times(math::divide_by_square(one, math::one_plus(e.value())));
+  auto const k =
+      math::quotient_by_square(double_float<V>{power_of_two, V(0)}, math::one_plus(e.value()));
+  return math::times(e, k);
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|).
@@ -88,10 +126,11 @@ inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
 template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
   auto const e = math::exp_minus_abs(z);
-  V const x_over_d = math::divide(x, math::one_plus(e.value()));
+  auto const d = math::one_plus(e.value());
   // Where e^z underflowed entirely, x sigma(z) -> 0 with x's sign, also for x = -inf.
-  V const left = math::select(e.vanished(), math::sign_bit(x), e.times(x_over_d));
-  return math::select(z.hi >= V(0), x_over_d, left);
+  V const left =
+      math::select(e.vanished(), math::sign_bit(x), math::times(e, math::quotient(x, d)));
+  return math::select(z.hi >= V(0), math::divide(x, d), left);
 }
 
 // d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With
@@ -113,26 +152,32 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   V const right = math::divide_by_square(right_numerator, d);
   auto numerator = math::two_sum(one_plus_slope.hi, ev);
   numerator.lo = numerator.lo + one_plus_slope.lo;
-  V const left = math::select(e.vanished(), V(0), e.times(math::divide_by_square(numerator, d)));
+  V const left =
+      math::select(e.vanished(), V(0), math::times(e, math::quotient_by_square(numerator, d)));
   return math::select(z.hi >= V(0), right, left);
 }
 
 // tanh x = sign(x) m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0; |x| is clamped
-// where tanh rounds to 1 so that m stays finite.
+// where tanh rounds to 1 so that m stays finite. Below |x| = 1/2, where that quotient rounds three
+// times on a result close to x, the fitted x + x s P(s), s = x^2 (logistic_tables.hpp).
 template <real_value V>
 inline V tanh(V const& x) noexcept {
   using T = scalar_t<V>;
   constexpr T saturation = std::is_same_v<T, float> ? T(10) : T(20);
   V const a = math::clamp_above(math::abs(x), V(saturation));
   V const m = math::expm1(a + a);
-  return math::copysign(m / (m + c<V>(2)), x);
+  V const s = a * a;
+  V const t = math::fma(s, c<V>(8), c<V>(-1));
+  V const near_zero = math::fma(a * s, math::horner(t, tables::logistic<T>::tanh_small[0]), a);
+  // One copysign for both (tanh(-0) = -0).
+  return math::copysign(math::select(a < c<V>(0.5), near_zero, m / (m + c<V>(2))), x);
 }
 
 // tanh'(x) = sech^2 x = 4 e / (1 + e)^2, e = e^(-2|x|): the same as 4 sigma'(2x).
 template <real_value V>
 inline V tanh_derivative(V const& x) noexcept {
   V const a = math::abs(x);
-  return c<V>(4) * math::sigmoid_derivative(a + a);
+  return math::sigmoid_derivative(a + a, c<V>(4));
 }
 
 }  // namespace nonlin::math
