@@ -141,22 +141,25 @@ inline V scale(V const& y, V const& n) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
-// The reduced argument of e^x: x = n ln2 + r, n integral, |r| <= ln2/2 (x clamped first).
+// The reduced argument of e^x: x = n ln2 + r + lo, n integral, |r| <= ln2/2 (x clamped first);
+// lo is what rounding r lost, for the callers that keep it.
 template <real_value V>
 struct reduced {
   V r;
   V n;
+  V lo;
 };
 
-// The reduction of an argument already within [min_arg, max_arg].
+// The reduction of an argument already within [min_arg, max_arg]. n ln2_head is exact, and so is
+// x - n ln2_head; only the tail's step rounds, and the fma of its rounding error gives lo.
 template <real_value V>
 inline reduced<V> reduce_exp_clamped(V const& xc) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   V const magic(K::magic);
   V const n = math::fma(xc, V(K::log2e), magic) - magic;
-  V r = math::fma(n, V(-K::ln2_head), xc);
-  r = math::fma(n, V(-K::ln2_tail), r);
-  return {r, n};
+  V const head = math::fma(n, V(-K::ln2_head), xc);
+  V const r = math::fma(n, V(-K::ln2_tail), head);
+  return {r, n, math::fma(n, V(-K::ln2_tail), head - r)};
 }
 
 template <real_value V>
@@ -173,40 +176,57 @@ inline V expm1_reduced(V const& r) noexcept {
   return math::fma(r * r, math::horner(r, K::q), r);
 }
 
-// e^(x + lo) as (1 + m) 2^n: the form that lets a caller multiply e^x by
-// a factor k with one rounding, k (1 + m) = fma(k, m, k), before the scale (math::scale),
-// which is exact unless the result is subnormal (then it rounds once). lo is a small low part of
-// the argument
-// (|lo| < ulp(x)), added after the reduction so that it is not lost. Where e^x underflows
-// entirely (x below the clamp) m = -1, so every product is 0; above the clamp m = +inf.
+// e^(x + lo) as (1 + m + m_lo) 2^n, m = e^r - 1 rounded and m_lo what that rounding, the
+// reduction's rounding and the argument's low part lo (|lo| < ulp(x)) add: the form that lets a
+// caller multiply e^x by a factor k as k + (k m + k m_lo), where only the last two roundings
+// count, before the scale (math::scale), which is exact unless the result is subnormal (then it
+// rounds once). Where e^x underflows entirely (x below the clamp) m = -1 and m_lo = 0, so every
+// product is 0; above the clamp m = +inf.
 template <real_value V>
 struct exp_split {
   V m;
+  V m_lo;
   V n;
 
-  V value() const noexcept { return math::scale(m + math::c<V>(1), n); }
-  V times(V const& k) const noexcept { return math::scale(math::fma(k, m, k), n); }
+  V times(V const& k) const noexcept { return math::scale(k + math::fma(k, m, k * m_lo), n); }
+  V value() const noexcept { return math::scale(math::c<V>(1) + (m + m_lo), n); }
   mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
+
+namespace detail {
+template <bool with_lo, real_value V>
+inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto const below = x < V(K::min_arg);
+  auto const reduction = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
+  V const r = reduction.r;
+  V low = reduction.lo;
+  if constexpr (with_lo) {
+    low = low + lo;
+  }
+  // m = r + r^2 q(r) rounded once; r - m is exact (m is within a factor 2 of r), so the fma
+  // recovers m's rounding error (but that of r^2, 2^-24 of a term below r^2 / 2). e^(r + low) =
+  // (1 + m)(1 + low) to 2^-48.
+  V const r2 = r * r;
+  V const q = math::horner(r, K::q);
+  V const m = math::fma(r2, q, r);
+  V const m_lo = math::fma(r2, q, r - m) + math::fma(m, low, low);
+  return {math::select(below, math::c<V>(-1), m), math::select(below, V(0), m_lo), reduction.n};
+}
+}  // namespace detail
 
 // e^(x + lo) where it cannot overflow (x <= max_arg, or NaN): the exps of the activations, whose
 // arguments are <= 0 (-|z|, -h^2/2, z - max). No upper clamp and no infinity to mark, two
 // compares and two selects less. Below min_arg, m = -1 (exp_split::vanished).
 template <real_value V>
 inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto const below = x < V(K::min_arg);
-  auto const [r, n] = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
-  return {math::select(below, math::c<V>(-1), math::expm1_reduced(r + lo)), n};
+  return detail::exp_parts_nonpositive<true>(x, lo);
 }
 
 // The same without a low part (one addition less).
 template <real_value V>
 inline exp_split<V> exp_parts_nonpositive(V const& x) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto const below = x < V(K::min_arg);
-  auto const [r, n] = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
-  return {math::select(below, math::c<V>(-1), math::expm1_reduced(r)), n};
+  return detail::exp_parts_nonpositive<false>(x, V(0));
 }
 
 // Any x: above max_arg, m = +inf.
@@ -239,8 +259,9 @@ inline V expm1(V const& x) noexcept {
   // Beyond these the result rounds to -1 or overflows; clamping keeps 2^n representable.
   V const low(K::expm1_low);
   V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), low);
-  auto const [r, n] = math::reduce_exp(xc);
-  V const m = math::expm1_reduced(r);
+  auto const reduction = math::reduce_exp(xc);
+  V const n = reduction.n;
+  V const m = math::expm1_reduced(reduction.r);
   // For n <= mantissa bits, 2^n - 1 is exact and one fma gives 2^n (1 + m) - 1 rounded once;
   // above, the -1 is below half an ulp and e^x itself is the answer.
   V const small_n = math::clamp_above(n, V(T(K::mantissa_bits)));
@@ -259,9 +280,9 @@ inline V expm1_nonpositive(V const& x) noexcept {
   using T = scalar_t<V>;
   V const low(detail::exp_constants<T>::expm1_low);
   auto const below = x < low;
-  auto const [r, n] = math::reduce_exp_clamped(math::select(below, low, x));
-  V const p = math::pow2(n);
-  V const result = math::fma(p, math::expm1_reduced(r), p - math::c<V>(1));
+  auto const reduction = math::reduce_exp_clamped(math::select(below, low, x));
+  V const p = math::pow2(reduction.n);
+  V const result = math::fma(p, math::expm1_reduced(reduction.r), p - math::c<V>(1));
   return math::select(below, V(T(-1)), result);
 }
 

@@ -59,10 +59,10 @@ template <real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
   using K = math::detail::exp_constants<scalar_t<V>>;
   V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
-  auto const [r, n] = math::reduce_exp_clamped(a);
-  V const m = math::expm1_reduced(r);
-  V const e = math::scale(m + math::c<V>(1), n);
-  return {a, m, n, e, fast::reciprocal(e + math::c<V>(1))};
+  auto const reduction = math::reduce_exp_clamped(a);
+  V const m = math::expm1_reduced(reduction.r);
+  V const e = math::scale(m + math::c<V>(1), reduction.n);
+  return {a, m, reduction.n, e, fast::reciprocal(e + math::c<V>(1))};
 }
 
 // sigma(z) and sigma(-z) for the sign of z.
@@ -87,9 +87,9 @@ inline V tanh(V const& x) noexcept {
   using T = scalar_t<V>;
   constexpr T saturation = std::is_same_v<T, float> ? T(9) : T(19);
   V const a = math::clamp_above(math::abs(x), V(saturation));
-  auto const [r, n] = math::reduce_exp(math::neg(a + a));
-  V const p = math::expm1_reduced(r);
-  V const two_n = math::scale(math::c<V>(1), n);
+  auto const reduction = math::reduce_exp(math::neg(a + a));
+  V const p = math::expm1_reduced(reduction.r);
+  V const two_n = math::scale(math::c<V>(1), reduction.n);
   V const one = math::c<V>(1);
   V const numerator = math::fma(math::neg(two_n), p, one - two_n);
   V const denominator = math::fma(two_n, p, one + two_n);

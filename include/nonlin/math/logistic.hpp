@@ -27,6 +27,26 @@ inline double_float<V> one_plus(V const& e) noexcept {
   return {hi, (one - hi) + e};
 }
 
+// 1 + e for e = e.hi + e.lo in [0, 1], as hi + lo (to 2^-48).
+template <real_value V>
+inline double_float<V> one_plus(double_float<V> const& e) noexcept {
+  auto sum = math::one_plus(e.hi);
+  sum.lo = sum.lo + e.lo;
+  return sum;
+}
+
+// e^x as hi + lo: the rounded value and what its rounding lost ((1 + m) rounded once, its error
+// exact by Fast2Sum, plus m_lo), both scaled exactly. A quotient with 1 + e^x in its denominator
+// and e^x in front then sees the same e^x in both places: near x = 0 the two errors cancel in
+// sigma' = e / (1 + e)^2 when they are the same, and add up when they differ.
+template <real_value V>
+inline double_float<V> hi_lo(exp_split<V> const& e) noexcept {
+  V const one(scalar_t<V>(1));
+  V const hi = one + e.m;
+  V const lo = ((one - hi) + e.m) + e.m_lo;
+  return {math::scale(hi, e.n), math::scale(lo, e.n)};
+}
+
 // n / (d.hi + d.lo) = q (1 - d.lo / d.hi) to first order, q = n / d.hi (q itself where it is
 // 0 or infinite, whose sign or value a correction term would spoil).
 template <real_value V>
@@ -81,11 +101,12 @@ inline double_float<V> quotient_by_square(double_float<V> const& n,
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
-// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + k.lo) before the scale (k.lo m is below 2^-24 of
-// an ulp). Subnormal results round twice (the sum, then the scale): at most one ulp of 2^-149.
+// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + (k.hi m_lo + k.lo)) before the scale (k.lo (m +
+// m_lo) is below 2^-24 of an ulp). Subnormal results round twice (the sum, then the scale): at
+// most one ulp of 2^-149.
 template <real_value V>
 inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
-  return math::scale(k.hi + math::fma(k.hi, e.m, k.lo), e.n);
+  return math::scale(k.hi + math::fma(k.hi, e.m, math::fma(k.hi, e.m_lo, k.lo)), e.n);
 }
 
 template <real_value V>
@@ -101,7 +122,7 @@ template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
   auto const e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
   auto const k =
-      math::quotient_by_square(double_float<V>{power_of_two, V(0)}, math::one_plus(e.value()));
+      math::quotient_by_square(double_float<V>{power_of_two, V(0)}, math::one_plus(math::hi_lo(e)));
   return math::times(e, k);
 }
 
@@ -145,13 +166,14 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
                               double_float<V> const& one_plus_slope) noexcept {
   V const one(scalar_t<V>(1));
   auto const e = math::exp_minus_abs(z);
-  V const ev = e.value();
+  auto const ev = math::hi_lo(e);
   auto const d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
-  V const right_numerator = math::select(ev == V(0), one, math::fma(ev, one_plus_slope.hi, one));
+  V const right_numerator =
+      math::select(ev.hi == V(0), one, math::fma(ev.hi, one_plus_slope.hi, one));
   V const right = math::divide_by_square(right_numerator, d);
-  auto numerator = math::two_sum(one_plus_slope.hi, ev);
-  numerator.lo = numerator.lo + one_plus_slope.lo;
+  auto numerator = math::two_sum(one_plus_slope.hi, ev.hi);
+  numerator.lo = numerator.lo + (one_plus_slope.lo + ev.lo);
   V const left =
       math::select(e.vanished(), V(0), math::times(e, math::quotient_by_square(numerator, d)));
   return math::select(z.hi >= V(0), right, left);

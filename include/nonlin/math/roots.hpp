@@ -24,10 +24,12 @@ template <real_value V, class Table>
 inline near_root<V> derivative_near_root(double_float<V> const& x, double root_hi, double root_lo,
                                          Table const& ratio) noexcept {
   auto const root = math::constant<V>(double_double{root_hi, root_lo});
-  V const d = (x.hi - root.hi) + (x.lo - root.lo);
-  V const t = math::fma(d, math::c<V>(4.0 / 3.0), math::c<V>(1.0 / 3.0));
-  V const value = d * math::horner(t, ratio[0]);
-  return {math::both(d >= math::c<V>(-1), d <= math::c<V>(0.5)), value};
+  // d as hi + lo, and d R rounded once: (d.hi + d.lo) R = fma(d.hi, R, d.lo R).
+  auto const d = math::two_sum(x.hi - root.hi, x.lo - root.lo);
+  V const t = math::fma(d.hi, math::c<V>(4.0 / 3.0), math::c<V>(1.0 / 3.0));
+  V const ratio_value = math::horner(t, ratio[0]);
+  V const value = math::fma(d.hi, ratio_value, d.lo * ratio_value);
+  return {math::both(d.hi >= math::c<V>(-1), d.hi <= math::c<V>(0.5)), value};
 }
 
 }  // namespace nonlin::math
