@@ -7,12 +7,13 @@
 //           and the derivatives' zero crossings; 200000 random bit patterns of finite floats.
 //   double: 50000 points over [-40, 40] with full mantissas; 64 consecutive doubles on each
 //           side of the same places; 50000 random bit patterns of finite doubles.
-// Requirement: forward and derivative within 4 ulp. derivative_from_output(f(x)) is measured
+// Requirement: forward and derivative within 2 ulp (the rows of above_two: their own bound, at
+// most 4). derivative_from_output(f(x)) is measured
 // against f'(x) too, but it inherits the rounding of y = f(x) (up to 100% in the tails), so
 // its bound is on the excess over that: max(0, raw - inherited) <= 4 units of
 // ulp(f'(x)) + |g'(y)| ulp(y) (support/accuracy_scan.hpp); the raw figure is printed beside it.
-// known_over_bound lists the rows allowed above 4 inside a stated x window, with the measured
-// figure and the reason; every row, listed or not, must stay within 4 outside its window.
+// known_over_bound lists the rows allowed above their bound inside a stated x window, with the
+// measured figure and the reason; every row, listed or not, must stay within it outside.
 // Every measured maximum is printed (and recorded with RecordProperty), with its input.
 
 #include <algorithm>
@@ -38,9 +39,44 @@ namespace {
 using accuracy::member;
 using accuracy::window;
 
-// forward, derivative. Without an FMA unit (x86-64-v2 and older) nonlin's polynomials and
-// error terms round twice per step: there the bound is 5 (4.6 measured, gelu_tanh' in double).
-constexpr double ulp_bound = NONLIN_HAS_FMA ? 4.0 : 5.0;
+// forward, derivative: the goal, 2 ulp, for every row not listed in above_two below. Without an
+// FMA unit (x86-64-v2 and older) nonlin's polynomials and error terms round twice per step:
+// there every row is held to 5 (4.6 measured, gelu_tanh' in double).
+constexpr double ulp_bound = NONLIN_HAS_FMA ? 2.0 : 5.0;
+
+// The rows that miss the 2-ulp goal (README, Accuracy), each with its own bound: the measured
+// maximum (exhaustive float run, 10^7 doubles) rounded up, and why it is above 2.
+struct above_two_entry {
+  std::string_view functor;
+  member which;
+  std::string_view type;  // "f32", "f64" or "" for both
+  double bound;
+  std::string_view why;
+};
+std::vector<above_two_entry> const above_two = {
+    {"selu", member::forward, "f64", 3.0, "lambda alpha (e^x - 1): two rounded constants"},
+    {"selu", member::derivative, "f64", 3.0, "lambda alpha e^x: two rounded constants"},
+    {"gelu_exact", member::forward, "", 3.0, "x Phi(x) from the Mills-ratio tail and exp"},
+    {"gelu_exact", member::derivative, "", 4.0, "Phi(x) + x phi(x): several rounded pieces"},
+    {"gelu_tanh", member::derivative, "", 4.0, "the fitted root neighbourhood, d R(d)"},
+    {"gelu_quick", member::derivative, "", 3.5, "the fitted root neighbourhood, d R(d)"},
+    {"silu", member::derivative, "", 3.5, "the fitted root neighbourhood, d R(d)"},
+    {"swish", member::derivative, "", 3.5, "the fitted root neighbourhood, d R(d)"},
+    {"mish", member::forward, "", 4.0, "x tanh(softplus x): a quotient of rounded pieces"},
+    {"mish", member::derivative, "", 4.0, "a quotient of rounded pieces"},
+};
+
+double default_tier_bound(std::string_view functor, member which, std::string_view type) {
+  if constexpr (!NONLIN_HAS_FMA) {
+    return ulp_bound;
+  }
+  for (auto const& e : above_two) {
+    if (e.functor == functor && e.which == which && (e.type.empty() || e.type == type)) {
+      return e.bound;
+    }
+  }
+  return ulp_bound;
+}
 constexpr double from_output_bound = 4.0;  // excess of from_output, see accuracy_scan.hpp
 // The fast tier (nonlin/fast.hpp): its own, looser bound, and the windows below where it does
 // not hold (what the fast tier gives up, README "Fast tier").
@@ -270,7 +306,7 @@ void check_type(std::string_view name, F const& f) {
     bool const fast_tier = name.starts_with("fast::");
     double const bound = which == member::from_output ? from_output_bound
                          : fast_tier                  ? fast_ulp_bound
-                                                      : ulp_bound;
+                                                      : default_tier_bound(name, which, type);
     std::string note;
     if (which == member::from_output) {
       note = "excess; raw " + format_max(r.raw_from_output) + ", inherited there " +
