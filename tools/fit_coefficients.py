@@ -5,8 +5,10 @@ logistic_tables.hpp.
 
 Needs Python 3 with mpmath (Debian: python3-mpmath). `python3 tools/fit_coefficients.py > x`
 prints both headers' tables. Method: Chebyshev interpolation at 60 digits (mpmath.chebyfit),
-expressed in powers of a local variable t in [-1, 1]; the lowest degree whose coefficients,
-rounded to the target type, stay below the target relative error on a dense grid is kept.
+expressed in powers of a local variable t in [-1, 1]; the lowest degree whose exact
+coefficients stay below a sixteenth of an ulp on a dense grid is kept, then its coefficients
+are rounded to the type one at a time, the higher ones refitted after each (least squares on the
+grid) to absorb the lower ones' rounding; the quoted error is that of the rounded polynomial.
 """
 import struct
 
@@ -41,11 +43,36 @@ def fit_local(func, lo, hi, kind, max_degree=40):
             err = max(err, abs(p - v) / abs(v))
         return err
 
+    def round_compensated(exact):
+        """Rounds the coefficients one at a time, lowest first, refitting the higher ones after
+        each (weighted least squares on the grid, relative error) so that they absorb what the
+        rounding of the lower ones cost; rounding all at once leaves up to ~2 ulp of the type."""
+        coeffs = list(exact)
+        for k in range(len(coeffs)):
+            coeffs[k] = rounded(coeffs[k], kind)
+            free = len(coeffs) - k - 1
+            if free == 0:
+                break
+            rows, rhs = [], []
+            for t, v in zip(grid, values):
+                fixed = mpf(0)
+                for c in reversed(coeffs[: k + 1]):
+                    fixed = fixed * t + c
+                rows.append([t ** (k + 1 + j) / v for j in range(free)])
+                rhs.append((v - fixed) / v)
+            a = mp.matrix(rows)
+            b = mp.matrix(rhs)
+            solution = mp.lu_solve(a.T * a, a.T * b)
+            coeffs[k + 1:] = [solution[j] for j in range(free)]
+        return coeffs
+
     for n in range(3, max_degree + 2):
         exact = list(reversed(chebyfit(g, [-1, 1], n)))  # ascending
         if worst(exact) < TARGET[kind] / 16:
-            coeffs = [rounded(c, kind) for c in exact]
-            return coeffs, worst(coeffs)
+            plain = [rounded(c, kind) for c in exact]
+            compensated = round_compensated(exact)
+            best = min((plain, compensated), key=worst)
+            return best, worst(best)
     raise SystemExit(f"no fit on [{lo}, {hi}] below target")
 
 

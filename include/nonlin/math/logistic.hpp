@@ -169,9 +169,15 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   auto const ev = math::hi_lo(e);
   auto const d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
-  V const right_numerator =
-      math::select(ev.hi == V(0), one, math::fma(ev.hi, one_plus_slope.hi, one));
-  V const right = math::divide_by_square(right_numerator, d);
+  // 1 + e (1 + x z') as hi + lo: e (1 + x z') <= 1.6 for every caller, so 1 - hi is exact.
+  V const product_hi = math::fma(ev.hi, one_plus_slope.hi, one);
+  V const product_lo = math::fma(ev.hi, one_plus_slope.hi, one - product_hi) +
+                       math::fma(ev.hi, one_plus_slope.lo, ev.lo * one_plus_slope.hi);
+  auto const vanished_right = ev.hi == V(0);
+  V const right =
+      math::divide_by_square(double_float<V>{math::select(vanished_right, one, product_hi),
+                                             math::select(vanished_right, V(0), product_lo)},
+                             d);
   auto numerator = math::two_sum(one_plus_slope.hi, ev.hi);
   numerator.lo = numerator.lo + (one_plus_slope.lo + ev.lo);
   V const left =

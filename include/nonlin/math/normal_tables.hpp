@@ -16,24 +16,24 @@ template <>
 struct normal<float> {
   // (Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1
   static constexpr std::array<std::array<float, 6>, 1> phi_central = {{
-      // s in [0, 1]: degree 5, max relative error 9.7e-09
-      {0x1.78e1d6p-2f, -0x1.d5d4c4p-6f, 0x1.11c28cp-9f, -0x1.008166p-13f, 0x1.8bbc9p-18f,
-       -0x1.010b86p-22f},
+      // s in [0, 1]: degree 5, max relative error 6.9e-09
+      {0x1.78e1d6p-2f, -0x1.d5d4c6p-6f, 0x1.11c236p-9f, -0x1.007f54p-13f, 0x1.8c4f8cp-18f,
+       -0x1.047128p-22f},
   }};
   // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
   static constexpr std::array<std::array<float, 9>, 4> mills_tail = {{
-      // y in [0.5, 1.0): degree 8, max relative error 2.8e-09
-      {0x1.7ba714p-1f, -0x1.80fb8ap-4f, 0x1.0a0a2p-7f, 0x1.5cd3b4p-12f, -0x1.9918b8p-12f,
-       0x1.01507cp-13f, -0x1.da31b8p-16f, 0x1.53f34ap-18f, -0x1.29466cp-21f},
-      // y in [0.25, 0.5): degree 7, max relative error 5.9e-09
-      {0x1.cae948p-1f, -0x1.b21642p-5f, -0x1.7f44c6p-10f, 0x1.1089c8p-10f, -0x1.722374p-13f,
-       0x1.ee46a4p-17f, 0x1.91ac2p-20f, -0x1.a68b28p-21f, 0.0f},
-      // y in [0.125, 0.25): degree 6, max relative error 1.2e-08
-      {0x1.efa0bcp-1f, -0x1.3f4508p-6f, -0x1.1e7deap-9f, 0x1.16c6f6p-12f, -0x1.57a92ap-18f,
-       -0x1.319fd4p-19f, 0x1.6150d6p-22f, 0.0f, 0.0f},
-      // y in [0.0625, 0.125): degree 5, max relative error 6.6e-09
-      {0x1.fb9d1ep-1f, -0x1.6cfc2cp-8f, -0x1.b6fdbp-11f, 0x1.d416e6p-16f, 0x1.7b1296p-20f,
-       -0x1.37fe36p-23f, 0.0f, 0.0f, 0.0f},
+      // y in [0.5, 1.0): degree 8, max relative error 8.6e-10
+      {0x1.7ba714p-1f, -0x1.80fb8ap-4f, 0x1.0a0a2ap-7f, 0x1.5cd142p-12f, -0x1.991d3ep-12f,
+       0x1.0158a4p-13f, -0x1.d9cc8ap-16f, 0x1.537028p-18f, -0x1.2f4deap-21f},
+      // y in [0.25, 0.5): degree 7, max relative error 4.1e-09
+      {0x1.cae948p-1f, -0x1.b21642p-5f, -0x1.7f43bap-10f, 0x1.10890ep-10f, -0x1.7230fep-13f,
+       0x1.eeee94p-17f, 0x1.94b198p-20f, -0x1.ac2d46p-21f, 0.0f},
+      // y in [0.125, 0.25): degree 6, max relative error 1.1e-08
+      {0x1.efa0bcp-1f, -0x1.3f4508p-6f, -0x1.1e8122p-9f, 0x1.16c766p-12f, -0x1.498ebap-18f,
+       -0x1.31c31cp-19f, 0x1.ac21f6p-23f, 0.0f, 0.0f},
+      // y in [0.0625, 0.125): degree 5, max relative error 6.4e-09
+      {0x1.fb9d1ep-1f, -0x1.6cfc2cp-8f, -0x1.b701a8p-11f, 0x1.d4151ap-16f, 0x1.8231e8p-20f,
+       -0x1.3765bp-23f, 0.0f, 0.0f, 0.0f},
   }};
 };
 
@@ -41,44 +41,43 @@ template <>
 struct normal<double> {
   // (Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1
   static constexpr std::array<std::array<double, 11>, 1> phi_central = {{
-      // s in [0, 1]: degree 10, max relative error 6.0e-17
-      {0x1.78e1d5d49f6e9p-2, -0x1.d5d4c4eb6d5f2p-6, 0x1.11c2b3cb02256p-9, -0x1.00817af0b4584p-13,
-       0x1.8ae45864edcd1p-18, -0x1.00a0e42351293p-22, 0x1.2003a1c8df2c5p-27, -0x1.1c215f2c015fap-32,
-       0x1.f3d35e8feb9a9p-38, -0x1.8d04d70aad19fp-43, 0x1.1eb48cc19cdecp-48},
+      // s in [0, 1]: degree 10, max relative error 5.7e-17
+      {0x1.78e1d5d49f6e9p-2, -0x1.d5d4c4eb6d5f2p-6, 0x1.11c2b3cb01e3bp-9, -0x1.00817af0b4514p-13,
+       0x1.8ae458680043dp-18, -0x1.00a0e42370943p-22, 0x1.200392e705725p-27, -0x1.1c215ec73dc8ep-32,
+       0x1.f450b6f929d68p-38, -0x1.8d058a7a4ec6p-43, 0x1.7f0a92a84e6cbp-50},
   }};
   // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
   static constexpr std::array<std::array<double, 19>, 6> mills_tail = {{
-      // y in [0.5, 1.0): degree 18, max relative error 4.9e-17
-      {0x1.7ba714033b97fp-1, -0x1.80fb8ac29cfd3p-4, 0x1.0a0a2365706fep-7, 0x1.5cd8252e319b1p-12,
-       -0x1.991e6872500a8p-12, 0x1.0133b4e5f3a44p-13, -0x1.d8f16158a03fp-16, 0x1.5785a2ae673e8p-18,
-       -0x1.5bc8ff57bafacp-21, 0x1.14d6d73f4691ap-30, 0x1.281e8dc8ecac9p-25, -0x1.001c445d15651p-26,
-       0x1.39f60a2b018dep-28, -0x1.3eeb4fdad333ep-30, 0x1.14f5652eaaffp-32, -0x1.a4941f5d67a32p-35,
-       0x1.a6a34e4f9828cp-38, 0x1.f53d38533e54bp-40, -0x1.09502ca5c8571p-40},
-      // y in [0.25, 0.5): degree 16, max relative error 1.1e-17
-      {0x1.cae9481f9d744p-1, -0x1.b21642f8d43c3p-5, -0x1.7f47a2c27425ep-10, 0x1.108a294e59339p-10,
-       -0x1.71b0f39b6f7f2p-13, 0x1.ed50b30a0e3a2p-17, 0x1.364090430b5f8p-20, -0x1.8daab06ceea53p-21,
-       0x1.6af73cadcc2c2p-23, -0x1.9c046b13d7a73p-26, 0x1.4693d30a8aeafp-30, 0x1.23bba8c54dea2p-31,
-       -0x1.e04a2dfab2e75p-33, 0x1.c71075bf99339p-35, -0x1.271cd0c32a336p-37, 0x1.3852b1db99c98p-42,
-       0x1.04dc2af5897f9p-42, 0.0, 0.0},
-      // y in [0.125, 0.25): degree 13, max relative error 4.9e-17
-      {0x1.efa0bba44ee6ep-1, -0x1.3f450606ba18p-6, -0x1.1e7de7a365163p-9, 0x1.16c43acf53a89p-12,
-       -0x1.57de11f325f19p-18, -0x1.2ed4047b657c2p-19, 0x1.67e2b9ff1cf59p-22, -0x1.b98bbef6ef1ep-27,
-       -0x1.d5e51f52e58eep-29, 0x1.a2a1237cf7531p-31, -0x1.1ab6b4cfdc898p-34,
-       -0x1.0ab29760902c3p-38, 0x1.28b27926c5ab9p-39, -0x1.53ca978c54aa8p-42, 0.0, 0.0, 0.0, 0.0,
-       0.0},
-      // y in [0.0625, 0.125): degree 11, max relative error 3.9e-17
-      {0x1.fb9d1dc95656bp-1, -0x1.6cfc2cb141cbbp-8, -0x1.b6fdacbfca62fp-11, 0x1.d4189e103586bp-16,
-       0x1.7afff8cfdb001p-20, -0x1.3a4990703732fp-23, 0x1.efcc9ac87ad29p-33, 0x1.88e108ac438c7p-31,
-       -0x1.62b5c4c2ccc18p-35, -0x1.284e3e53f57a4p-39, 0x1.d3466dc8d54b7p-42,
-       -0x1.d8aa2195718cfp-47, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+      // y in [0.5, 1.0): degree 18, max relative error 3.8e-17
+      {0x1.7ba714033b97fp-1, -0x1.80fb8ac29cfd3p-4, 0x1.0a0a236570af8p-7, 0x1.5cd8252e32909p-12,
+       -0x1.991e6872e1e98p-12, 0x1.0133b4e5d2cffp-13, -0x1.d8f1610ccd82ep-16, 0x1.5785a2cbd3331p-18,
+       -0x1.5bc929eefcd1dp-21, 0x1.14d010a58cea1p-30, 0x1.282590803a1fep-25, -0x1.001b65ca0109bp-26,
+       0x1.399cf332c51f1p-28, -0x1.3efb62c49672dp-30, 0x1.1a347e7d0b226p-32, -0x1.a35b6f4e27cdbp-35,
+       0x1.f3d3b229d48c9p-39, 0x1.eb84ce0761ae8p-40, -0x1.cf9cdc070b634p-42},
+      // y in [0.25, 0.5): degree 16, max relative error 7.8e-18
+      {0x1.cae9481f9d744p-1, -0x1.b21642f8d43c4p-5, -0x1.7f47a2c274894p-10, 0x1.108a294e59765p-10,
+       -0x1.71b0f39b41aeep-13, 0x1.ed50b30878ba5p-17, 0x1.36408facabe3fp-20, -0x1.8daaafe88a16cp-21,
+       0x1.6af74ceee077cp-23, -0x1.9c0496d1e55a1p-26, 0x1.4683f47435bap-30, 0x1.23c352b468725p-31,
+       -0x1.dfbd87017ade7p-33, 0x1.c6b9944a687d8p-35, -0x1.2c43bf717198ap-37, 0x1.44900f378b28ap-42,
+       0x1.2c8c72d2f7939p-42, 0.0, 0.0},
+      // y in [0.125, 0.25): degree 13, max relative error 4.4e-17
+      {0x1.efa0bba44ee6ep-1, -0x1.3f450606ba17ep-6, -0x1.1e7de7a36454ap-9, 0x1.16c43acf52e9fp-12,
+       -0x1.57de1200236fp-18, -0x1.2ed404788041bp-19, 0x1.67e2bcf58650cp-22, -0x1.b98bc8be1f1adp-27,
+       -0x1.d5e7bb5128b99p-29, 0x1.a2a225d5c1b4p-31, -0x1.1a707f7659278p-34, -0x1.0b194a921b439p-38,
+       0x1.25df4299f84f9p-39, -0x1.51d33d4f817e7p-42, 0.0, 0.0, 0.0, 0.0, 0.0},
+      // y in [0.0625, 0.125): degree 11, max relative error 3.6e-17
+      {0x1.fb9d1dc95656bp-1, -0x1.6cfc2cb141cbbp-8, -0x1.b6fdacbfc88ffp-11, 0x1.d4189e103596fp-16,
+       0x1.7afff8b9bfd15p-20, -0x1.3a499070205ap-23, 0x1.efd35df6186f5p-33, 0x1.88e107e4f2236p-31,
+       -0x1.62d27eaa192ffp-35, -0x1.284cebac3478ap-39, 0x1.d8c92fb83fb8ap-42,
+       -0x1.d9557b57fb7c6p-47, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
       // y in [0.03125, 0.0625): degree 9, max relative error 3.2e-17
-      {0x1.fee1e0bdbe23ap-1, -0x1.7b04ee1141af7p-10, -0x1.ec4a6b9ca9709p-13, 0x1.10d5572ff155bp-19,
-       0x1.4501865def53bp-23, -0x1.d4e3e0f3ed8f1p-29, -0x1.2cf56b871fd55p-33, 0x1.d59b1884c7ebfp-38,
-       0x1.05593b9438215p-43, -0x1.014ba5a47d127p-46, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-      // y in [0.015625, 0.03125): degree 8, max relative error 5.8e-18
-      {0x1.ffb81e4ab96bap-1, -0x1.7ebd53fa3ef1dp-12, -0x1.faf8d5e6e9e0fp-15, 0x1.1c164975f96c6p-23,
-       0x1.70759c9ffe5f1p-27, -0x1.04857e2f51f85p-34, -0x1.ae2fc6a5fa0c3p-39, 0x1.241e4c16ed0c9p-45,
-       0x1.4c2ddeb3bed0fp-50, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+      {0x1.fee1e0bdbe23ap-1, -0x1.7b04ee1141af6p-10, -0x1.ec4a6b9cada2dp-13, 0x1.10d5572ff0389p-19,
+       0x1.4501869f2be3cp-23, -0x1.d4e3e0e70da24p-29, -0x1.2cf6df184eeadp-33, 0x1.d59afd0c80d03p-38,
+       0x1.0814e4274c129p-43, -0x1.01421c3e4452ap-46, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+      // y in [0.015625, 0.03125): degree 8, max relative error 5.7e-18
+      {0x1.ffb81e4ab96bap-1, -0x1.7ebd53fa3ef2p-12, -0x1.faf8d5e6ecdbdp-15, 0x1.1c164976099cap-23,
+       0x1.70759d5978d69p-27, -0x1.04857f5b4d9e5p-34, -0x1.ae404baea2d32p-39, 0x1.242456b6698ap-45,
+       0x1.8a6f083e560dap-50, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
   }};
 };
 

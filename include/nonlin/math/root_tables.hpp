@@ -19,40 +19,40 @@ struct derivative_roots<float> {
   static constexpr double silu_root_lo = -0x1.f8d74bc9ac154p-54;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<float, 11>, 1> silu_ratio = {{
-      // d in [-1, 1/2]: degree 10, max relative error 1.0e-07
-      {0x1.75d836p-3f, 0x1.9e0202p-4f, 0x1.008c76p-6f, -0x1.e45c7p-9f, -0x1.fc13d4p-10f,
-       -0x1.90bfc4p-13f, 0x1.46d3eap-14f, 0x1.d28478p-16f, 0x1.589abep-20f, -0x1.5557cap-20f,
-       -0x1.3670d2p-22f},
+      // d in [-1, 1/2]: degree 10, max relative error 3.9e-08
+      {0x1.75d836p-3f, 0x1.9e0202p-4f, 0x1.008bd6p-6f, -0x1.e45b8ap-9f, -0x1.fbd94p-10f,
+       -0x1.90eb94p-13f, 0x1.3e1a3ep-14f, 0x1.d42b7cp-16f, 0x1.ce795p-19f, -0x1.605e96p-20f,
+       -0x1.284af2p-20f},
   }};
   // gelu_exact: f'(x) = 0 at x0 = -0.7517915246935644574579049
   static constexpr double gelu_exact_root_hi = -0x1.80ead197f00b4p-1;
   static constexpr double gelu_exact_root_lo = 0x1.13e74c58cada8p-56;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<float, 12>, 1> gelu_exact_ratio = {{
-      // d in [-1, 1/2]: degree 11, max relative error 3.7e-08
-      {0x1.5707fp-2f, 0x1.21c06cp-2f, 0x1.100d3ap-5f, -0x1.32d1fp-5f, -0x1.5e5606p-7f,
-       0x1.43523p-9f, 0x1.45c7fcp-10f, -0x1.1873cap-14f, -0x1.7ab76ap-14f, -0x1.8f5eb8p-19f,
-       0x1.1d5bacp-18f, 0x1.99bdbep-22f},
+      // d in [-1, 1/2]: degree 11, max relative error 1.8e-08
+      {0x1.5707fp-2f, 0x1.21c06cp-2f, 0x1.100cf2p-5f, -0x1.32d21ep-5f, -0x1.5e4f36p-7f,
+       0x1.43668ap-9f, 0x1.4541c8p-10f, -0x1.1f2f1p-14f, -0x1.71c64p-14f, -0x1.40dcc8p-20f,
+       0x1.ccaa94p-19f, -0x1.57b9bap-22f},
   }};
   // gelu_tanh: f'(x) = 0 at x0 = -0.7524614220710162584879544
   static constexpr double gelu_tanh_root_hi = -0x1.81429f9e97e4dp-1;
   static constexpr double gelu_tanh_root_lo = 0x1.4f523ed77dbdcp-55;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<float, 12>, 1> gelu_tanh_ratio = {{
-      // d in [-1, 1/2]: degree 11, max relative error 2.3e-08
-      {0x1.5640d6p-2f, 0x1.20555p-2f, 0x1.17cb0ap-5f, -0x1.2c7a62p-5f, -0x1.6d67ccp-7f,
-       0x1.281284p-9f, 0x1.647966p-10f, -0x1.0b83a4p-15f, -0x1.cebc74p-14f, -0x1.ea1d1ap-18f,
-       0x1.ac29ecp-18f, 0x1.9d061cp-21f},
+      // d in [-1, 1/2]: degree 11, max relative error 1.9e-08
+      {0x1.5640d6p-2f, 0x1.20555p-2f, 0x1.17cb5ap-5f, -0x1.2c7a1ap-5f, -0x1.6d6fa2p-7f,
+       0x1.27f404p-9f, 0x1.65169p-10f, -0x1.efb7eep-16f, -0x1.d95b56p-14f, -0x1.4b03dep-17f,
+       0x1.ee45ccp-18f, 0x1.db22c8p-20f},
   }};
   // mish: f'(x) = 0 at x0 = -1.192431214515495212137588
   static constexpr double mish_root_hi = -0x1.31432c0d12d84p+0;
   static constexpr double mish_root_lo = -0x1.bf319154da21p-55;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<float, 11>, 1> mish_ratio = {{
-      // d in [-1, 1/2]: degree 10, max relative error 8.8e-08
-      {0x1.bfc7c8p-3f, 0x1.15dab4p-3f, 0x1.dcec18p-6f, -0x1.766d68p-9f, -0x1.cae5f2p-9f,
-       -0x1.e96c5p-11f, -0x1.0a9936p-15f, 0x1.0c77bp-14f, 0x1.8eabd2p-16f, 0x1.dc44a6p-20f,
-       -0x1.0d4026p-20f},
+      // d in [-1, 1/2]: degree 10, max relative error 1.7e-08
+      {0x1.bfc7c8p-3f, 0x1.15dab4p-3f, 0x1.dcec76p-6f, -0x1.766fap-9f, -0x1.caf87ep-9f,
+       -0x1.e94d3ep-11f, -0x1.fdd7ecp-16f, 0x1.0b2982p-14f, 0x1.7555dcp-16f, 0x1.011f36p-19f,
+       -0x1.bc79aep-22f},
   }};
 };
 
@@ -63,57 +63,57 @@ struct derivative_roots<double> {
   static constexpr double silu_root_lo = -0x1.f8d74bc9ac154p-54;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<double, 20>, 1> silu_ratio = {{
-      // d in [-1, 1/2]: degree 19, max relative error 8.8e-17
-      {0x1.75d8350c97618p-3,   0x1.9e0202b622b57p-4,   0x1.008c75b0bf7p-6,
-       -0x1.e45c5d62ac227p-9,  -0x1.fc1391e728a9cp-10, -0x1.90c60db1bff8cp-13,
-       0x1.46bd082b27124p-14,  0x1.d2ee16938e1abp-16,  0x1.65be2517bc0bp-20,
-       -0x1.5aa1a69b22d3ap-20, -0x1.6b80dc09c4a54p-22, 0x1.75c6917a8c353p-30,
-       0x1.3d5a036f6e4ebp-26,  0x1.f5525ce186d08p-29,  -0x1.0ac4b973dcf26p-32,
-       -0x1.06ca4624c597ep-32, -0x1.2b0aa73cc3d6ap-35, 0x1.8d1584c603928p-38,
-       0x1.511f1ccffa481p-39,  0x1.4daca951c320ep-43},
+      // d in [-1, 1/2]: degree 19, max relative error 5.3e-17
+      {0x1.75d8350c97618p-3,   0x1.9e0202b622b58p-4,   0x1.008c75b0bf655p-6,
+       -0x1.e45c5d62ac884p-9,  -0x1.fc1391e71c53ap-10, -0x1.90c60db1527p-13,
+       0x1.46bd0824ba156p-14,  0x1.d2ee167828292p-16,  0x1.65be2c514eb79p-20,
+       -0x1.5aa19f1c24d7ep-20, -0x1.6b812825bf4d7p-22, 0x1.75791e8479539p-30,
+       0x1.3d619090e99f4p-26,  0x1.f58ef2246894bp-29,  -0x1.0c8b9ad974f46p-32,
+       -0x1.088d4c6265b1cp-32, -0x1.23bd44bfcb914p-35, 0x1.c67ba75d86662p-38,
+       0x1.37e5145fdf5e1p-39,  -0x1.dfd537402d592p-46},
   }};
   // gelu_exact: f'(x) = 0 at x0 = -0.7517915246935644574579049
   static constexpr double gelu_exact_root_hi = -0x1.80ead197f00b4p-1;
   static constexpr double gelu_exact_root_lo = 0x1.13e74c58cada8p-56;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<double, 20>, 1> gelu_exact_ratio = {{
-      // d in [-1, 1/2]: degree 19, max relative error 9.7e-17
-      {0x1.5707ef97f3b2ep-2,   0x1.21c06bdbac9p-2,     0x1.100d3c9cfd58ap-5,
-       -0x1.32d1f0214a55fp-5,  -0x1.5e56a21b58fa7p-7,  0x1.4351d148e5225p-9,
-       0x1.45dce48680731p-10,  -0x1.1841256b8adb1p-14, -0x1.7d42a0eb47995p-14,
-       -0x1.9bbede14845afp-19, 0x1.423fa7655c1dap-18,  0x1.f453f310b6f66p-22,
-       -0x1.a165a042bcffbp-23, -0x1.0771a091d407ap-25, 0x1.a711294dfb0cap-28,
-       0x1.8aabf835bf55fp-30,  -0x1.495b19eb060f4p-33, -0x1.d38ac0bf3e4d6p-35,
-       0x1.56c20aa31d7c1p-39,  0x1.9bd94161b1017p-40},
+      // d in [-1, 1/2]: degree 19, max relative error 5.8e-17
+      {0x1.5707ef97f3b2ep-2,   0x1.21c06bdbac9p-2,     0x1.100d3c9cfd63fp-5,
+       -0x1.32d1f0214a4d5p-5,  -0x1.5e56a21b5c4aep-7,  0x1.4351d148d98a1p-9,
+       0x1.45dce4876104dp-10,  -0x1.1841255e815bp-14,  -0x1.7d42a12b45021p-14,
+       -0x1.9bbee5bf26893p-19, 0x1.423fb20d5ef14p-18,  0x1.f4549974bf1a7p-22,
+       -0x1.a167c31b835ap-23,  -0x1.077a0ec449d2ap-25, 0x1.a7521399d010ep-28,
+       0x1.8badf165ee4dep-30,  -0x1.4d8eb2c73a924p-33, -0x1.e450389f0b8a3p-35,
+       0x1.913b17f1ee343p-39,  0x1.08719a1877ad8p-39},
   }};
   // gelu_tanh: f'(x) = 0 at x0 = -0.7524614220710162584879544
   static constexpr double gelu_tanh_root_hi = -0x1.81429f9e97e4dp-1;
   static constexpr double gelu_tanh_root_lo = 0x1.4f523ed77dbdcp-55;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<double, 22>, 1> gelu_tanh_ratio = {{
-      // d in [-1, 1/2]: degree 21, max relative error 2.8e-16
-      {0x1.5640d66b393dcp-2,   0x1.2055504a022bdp-2,   0x1.17cb128a43729p-5,
-       -0x1.2c7a60a1b1356p-5,  -0x1.6d695dc533de1p-7,  0x1.2811632bf63ddp-9,
-       0x1.64af97db749fcp-10,  -0x1.0a4a670f04657p-15, -0x1.d5693f777315fp-14,
-       -0x1.fd96b37ee1e6ep-18, 0x1.07c74b8cd5962p-17,  0x1.187b84bccadf8p-20,
-       -0x1.2fb62759866a6p-21, -0x1.de8cef1b1368bp-24, 0x1.6ccdc33ef8bc8p-25,
-       0x1.a0a18eb2ae4e9p-27,  -0x1.8b0ad1b256c4p-29,  -0x1.58d35d3e1e3c4p-30,
-       0x1.3e34c41aab743p-33,  0x1.e35a104ef83f5p-34,  -0x1.07d1a48fc40b4p-38,
-       -0x1.c0859dbc3edf8p-38},
+      // d in [-1, 1/2]: degree 21, max relative error 6.1e-17
+      {0x1.5640d66b393dcp-2,   0x1.2055504a022bcp-2,   0x1.17cb128a4380ap-5,
+       -0x1.2c7a60a1b11e6p-5,  -0x1.6d695dc538ddfp-7,  0x1.2811632bd8b7ap-9,
+       0x1.64af97dd130d4p-10,  -0x1.0a4a66c719bd1p-15, -0x1.d569400a5698ap-14,
+       -0x1.fd96bfb72a826p-18, 0x1.07c75b246863ep-17,  0x1.187c25befa649p-20,
+       -0x1.2fb838e38fe69p-21, -0x1.dea1cc77d83b7p-24, 0x1.6cfa01cd1656bp-25,
+       0x1.a17c9aead446dp-27,  -0x1.8d4dbf374061p-29,  -0x1.5e5724629938ep-30,
+       0x1.4ebc179c891f2p-33,  0x1.0594df9f1e99ap-33,  -0x1.6f305b113eefdp-38,
+       -0x1.1ddd05e02d36bp-37},
   }};
   // mish: f'(x) = 0 at x0 = -1.192431214515495212137588
   static constexpr double mish_root_hi = -0x1.31432c0d12d84p+0;
   static constexpr double mish_root_lo = -0x1.bf319154da21p-55;
   // f'(x0 + d) / d in powers of t = (4d + 1) / 3
   static constexpr std::array<std::array<double, 21>, 1> mish_ratio = {{
-      // d in [-1, 1/2]: degree 20, max relative error 2.7e-17
-      {0x1.bfc7c880d43e1p-3,   0x1.15dab3ec04f57p-3,   0x1.dcec18d26a206p-6,
-       -0x1.7670ca06e2bap-9,   -0x1.cae686b437d74p-9,  -0x1.e9207455df79ap-11,
-       -0x1.09c52b9e3e095p-15, 0x1.0706dc7b58f08p-14,  0x1.8ac8598fcbeap-16,
-       0x1.9d9e19737e9fcp-19,  -0x1.970285aa32e32p-21, -0x1.0403747abfbbp-21,
-       -0x1.bdb0c775f84a2p-24, 0x1.c34cba20edcb1p-30,  0x1.183c8ecdd89a6p-27,
-       0x1.5f3d881fdc73bp-29,  0x1.070d6b0be9a5cp-32,  -0x1.ff54f50573c76p-34,
-       -0x1.d3def3c26589bp-35, -0x1.332a619da608fp-38, 0x1.e3fea266d5cf1p-40},
+      // d in [-1, 1/2]: degree 20, max relative error 2.4e-17
+      {0x1.bfc7c880d43e1p-3,   0x1.15dab3ec04f57p-3,   0x1.dcec18d26a1a4p-6,
+       -0x1.7670ca06e2e65p-9,  -0x1.cae686b434176p-9,  -0x1.e9207455d1455p-11,
+       -0x1.09c52ba6a3a29p-15, 0x1.0706dc776a9a5p-14,  0x1.8ac859e22c723p-16,
+       0x1.9d9e1bc0e76a1p-19,  -0x1.9702a3e12f148p-21, -0x1.04038d7cd8115p-21,
+       -0x1.bdaf0d9c75b06p-24, 0x1.c39e16ad33d5p-30,   0x1.182cbdfc42343p-27,
+       0x1.5f167493dcd78p-29,  0x1.086d6b39364a3p-32,  -0x1.fcc74b5c0a30dp-34,
+       -0x1.d819a86dab9e8p-35, -0x1.3c1f62b2839f5p-38, 0x1.f9f066bd8afeap-40},
   }};
 };
 
