@@ -54,15 +54,13 @@ struct above_two_entry {
   std::string_view why;
 };
 std::vector<above_two_entry> const above_two = {
-    {"selu", member::forward, "f64", 3.0, "lambda alpha (e^x - 1): two rounded constants"},
-    {"selu", member::derivative, "f64", 3.0, "lambda alpha e^x: two rounded constants"},
     {"gelu_exact", member::forward, "", 3.0, "x Phi(x) from the Mills-ratio tail and exp"},
     {"gelu_exact", member::derivative, "", 4.0, "Phi(x) + x phi(x): several rounded pieces"},
     {"gelu_tanh", member::derivative, "", 4.0, "the fitted root neighbourhood, d R(d)"},
     {"gelu_quick", member::derivative, "", 3.5, "the fitted root neighbourhood, d R(d)"},
     {"silu", member::derivative, "", 3.5, "the fitted root neighbourhood, d R(d)"},
     {"swish", member::derivative, "", 3.5, "the fitted root neighbourhood, d R(d)"},
-    {"mish", member::forward, "", 4.0, "x tanh(softplus x): a quotient of rounded pieces"},
+    {"mish", member::forward, "", 3.0, "x - x q near 0, q = 2e^2 / P up to 2/5"},
     {"mish", member::derivative, "", 4.0, "a quotient of rounded pieces"},
 };
 

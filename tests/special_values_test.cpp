@@ -18,6 +18,13 @@
 namespace nonlin::test {
 namespace {
 
+// selu's lambda alpha (its limit at -inf and its derivative at the kink): the two constants'
+// product rounded once to T (math::selu_lambda_alpha), not the product of the rounded constants.
+template <class T>
+T selu_lambda_alpha() {
+  return static_cast<T>(math::selu_lambda_alpha.hi);
+}
+
 template <class V>
 class SpecialValues : public ::testing::Test {};
 TYPED_TEST_SUITE(SpecialValues, value_types);
@@ -101,7 +108,7 @@ TYPED_TEST(SpecialValues, InfinityGivesTheLimit) {
   check(hardtanh{}, "hardtanh", {-1, 1, 0, 0});
   check(leaky_relu{}, "leaky_relu", {-inf, inf, T(0.01), 1});
   check(elu{}, "elu", {-1, inf, 0, 1});
-  check(selu{}, "selu", {T(-math::selu_lambda * math::selu_alpha), inf, 0, T(math::selu_lambda)});
+  check(selu{}, "selu", {-selu_lambda_alpha<T>(), inf, 0, T(math::selu_lambda)});
   check(celu{.alpha = 2}, "celu", {-2, inf, 0, 1});
   check(sigmoid{}, "sigmoid", {0, 1, 0, 0});
   check(nonlin::tanh{}, "tanh", {-1, 1, 0, 0});
@@ -147,7 +154,7 @@ TYPED_TEST(SpecialValues, KinkPolicy) {
   EXPECT_EQ(lane(step{}(V(T(0))), 0), T(0));
   EXPECT_EQ(d(leaky_relu{.alpha = 0.2}, 0), T(0.2));
   EXPECT_EQ(d(elu{.alpha = 0.5}, 0), T(0.5));
-  EXPECT_EQ(d(selu{}, 0), T(math::selu_lambda * math::selu_alpha));
+  EXPECT_EQ(d(selu{}, 0), selu_lambda_alpha<T>());
   EXPECT_EQ(d(celu{.alpha = 3}, 0), T(1));
   EXPECT_EQ(d(relu6{}, 0), T(0));
   EXPECT_EQ(d(relu6{}, 6), T(0));

@@ -17,14 +17,18 @@ namespace detail {
 // with (scale, alpha, width) = (1, alpha, 1), (lambda, alpha_selu, 1) and (1, alpha, alpha).
 // The forward takes the right side scale * x from the caller (selu rounds it once).
 template <real_value V>
-inline V exponential_linear(V x, V scaled_x, V scale_alpha, V width) {
+inline V exponential_linear(V x, V scaled_x, math::double_float<V> scale_alpha, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  return math::select(x > V(0), scaled_x, scale_alpha * math::expm1_nonpositive(negative_part));
+  V const e_minus_1 = math::expm1_nonpositive(negative_part);
+  // scale alpha as hi + lo: the constant's own rounding (lambda alpha in selu) does not count.
+  V const left = math::fma(scale_alpha.hi, e_minus_1, scale_alpha.lo * e_minus_1);
+  return math::select(x > V(0), scaled_x, left);
 }
+// left_scale = scale alpha / width, as hi + lo, multiplied into e^(x / width) before its scale.
 template <real_value V>
-inline V exponential_linear_derivative(V x, V scale, V scale_alpha, V width) {
+inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_scale, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  V const left = scale_alpha / width * math::exp_nonpositive(negative_part);
+  V const left = math::times(math::exp_parts_nonpositive(negative_part), left_scale);
   return math::keep_nan(x, math::select(x > V(0), scale, left));
 }
 }  // namespace detail
@@ -35,11 +39,12 @@ struct elu {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::exponential_linear(x, x, a<V>(), math::c<V>(1));
+    return detail::exponential_linear(x, x, math::constant<V>(alpha), math::c<V>(1));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    return detail::exponential_linear_derivative(x, math::c<V>(1), a<V>(), math::c<V>(1));
+    return detail::exponential_linear_derivative(x, math::c<V>(1), math::constant<V>(alpha),
+                                                 math::c<V>(1));
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
@@ -80,7 +85,7 @@ struct selu {
   // y + hi is exact where y saturates towards -lambda alpha, so only y's own rounding remains.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    auto const la = math::constant<V>(math::selu_lambda_alpha);
+    auto const la = lambda_alpha<V>();
     return math::keep_nan(y, math::select(y > V(0), lambda<V>(), (y + la.hi) + la.lo));
   }
   template <real_value V>
@@ -94,8 +99,8 @@ struct selu {
     return math::c<V>(math::selu_lambda);
   }
   template <real_value V>
-  static V lambda_alpha() noexcept {
-    return math::c<V>(math::selu_lambda * math::selu_alpha);
+  static math::double_float<V> lambda_alpha() noexcept {
+    return math::constant<V>(math::selu_lambda_alpha);
   }
   // lambda x as x + (lambda - 1) x: one rounding with FMA (two without, the second at most
   // 0.05 ulp), and no overflow before that rounding. lambda x with lambda rounded to float
@@ -114,11 +119,13 @@ struct celu {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::exponential_linear(x, x, a<V>(), a<V>());
+    return detail::exponential_linear(x, x, math::constant<V>(alpha), a<V>());
   }
+  // alpha / alpha = 1 on the left: e^(x / alpha) alone.
   template <real_value V>
   V derivative(V x) const noexcept {
-    return detail::exponential_linear_derivative(x, math::c<V>(1), a<V>(), a<V>());
+    return detail::exponential_linear_derivative(
+        x, math::c<V>(1), math::double_float<V>{math::c<V>(1), V(0)}, a<V>());
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {

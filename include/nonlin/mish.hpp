@@ -13,7 +13,8 @@ namespace nonlin {
 
 // With w = (1 + e^x)^2, tanh(softplus x) = (w - 1)/(w + 1) and sech^2(softplus x) = 4w/(w+1)^2.
 // In e = e^-|x| (never overflows):
-//   x >= 0: tanh(sp) = (1 + 2e) / P,  P = 1 + 2e + 2e^2,   mish' = tanh(sp) + 4x e^2 (1 + e) / P^2
+//   x >= 0: tanh(sp) = (1 + 2e) / P = 1 - 2e^2 / P,  P = 1 + 2e + 2e^2,
+//           mish' = tanh(sp) + 4x e^2 (1 + e) / P^2
 //   x <  0: tanh(sp) = e (e + 2) / N,  N = e^2 + 2e + 2,
 //           mish' = e ((e+2) N + 4x (1+e)) / N^2 = e (4(1 + x) + e (6 + 4x + 4e + e^2)) / N^2
 // The last form has no cancellation but at mish's zero (handled by math/roots.hpp). N is carried
@@ -26,7 +27,10 @@ struct mish {
     V const e = split.value();
     V const one = math::c<V>(1);
     V const two_e = e + e;
-    V const right = x * (one + two_e) / math::fma(two_e, one + e, one);
+    // x tanh(sp) = x - x q, q = 2e^2 / P <= 2/5: the roundings of the small q hardly count
+    // (x (1 + 2e) / P rounds four times at full weight); q = 0 leaves x, also x = +inf.
+    V const q = (two_e * e) / math::fma(two_e, one + e, one);
+    V const right = math::select(q == V(0), x, math::fma(math::neg(x), q, x));
     auto const e_plus_2 = math::two_sum(math::c<V>(2), e);
     V const x_e_plus_2 = math::fma(x, e_plus_2.hi, x * e_plus_2.lo);
     V const left = math::times(split, math::quotient(x_e_plus_2, denominator_left(e)));

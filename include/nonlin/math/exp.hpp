@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "constants.hpp"
+#include "double_float.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
 
@@ -192,6 +193,14 @@ struct exp_split {
   V value() const noexcept { return math::scale(math::c<V>(1) + (m + m_lo), n); }
   mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
+
+// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + (k.hi m_lo + k.lo)) before the scale (k.lo (m +
+// m_lo) is below 2^-24 of an ulp). Subnormal results round twice (the sum, then the scale): at
+// most one ulp of 2^-149.
+template <real_value V>
+inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
+  return math::scale(k.hi + math::fma(k.hi, e.m, math::fma(k.hi, e.m_lo, k.lo)), e.n);
+}
 
 namespace detail {
 template <bool with_lo, real_value V>

@@ -101,14 +101,6 @@ inline double_float<V> quotient_by_square(double_float<V> const& n,
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
-// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + (k.hi m_lo + k.lo)) before the scale (k.lo (m +
-// m_lo) is below 2^-24 of an ulp). Subnormal results round twice (the sum, then the scale): at
-// most one ulp of 2^-149.
-template <real_value V>
-inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
-  return math::scale(k.hi + math::fma(k.hi, e.m, math::fma(k.hi, e.m_lo, k.lo)), e.n);
-}
-
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
   V const one(scalar_t<V>(1));
