@@ -393,8 +393,8 @@ int main(int argc, char** argv) {
   if (s.peer_stride != 0 && !nonlin::peers::all().empty()) {
     std::printf(
         "\nPeers, float, every %llu-th bit pattern, the same reference: max ULP forward / "
-        "derivative (backward with dy = 1); \"-\": not offered by the library. nonlin on the "
-        "same inputs is the table above (a denser subset).\n\n",
+        "derivative (backward with dy = 1); \"-\": not offered by the library. nonlin's table "
+        "above was measured on these inputs and more.\n\n",
         static_cast<unsigned long long>(s.peer_stride));
     std::printf("| function |");
     for (auto const& peer : nonlin::peers::all()) {
