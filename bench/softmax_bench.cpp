@@ -26,6 +26,7 @@
 #include <nonlin/softmax.hpp>
 
 #include "peer.hpp"
+#include "textbook.hpp"
 
 namespace {
 
@@ -78,22 +79,7 @@ void softmax_std(benchmark::State& state) {
   std::vector<float> const x = logits(rows * cols);
   std::vector<float> y(rows * cols);
   for (auto _ : state) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      float const* z = x.data() + r * cols;
-      float* p = y.data() + r * cols;
-      float m = -std::numeric_limits<float>::infinity();
-      for (std::size_t i = 0; i < cols; ++i) {
-        m = std::max(m, z[i]);
-      }
-      float s = 0;
-      for (std::size_t i = 0; i < cols; ++i) {
-        p[i] = std::exp(z[i] - m);
-        s += p[i];
-      }
-      for (std::size_t i = 0; i < cols; ++i) {
-        p[i] /= s;
-      }
-    }
+    nonlin::peers::textbook::softmax_rows(x.data(), y.data(), rows, cols);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -107,16 +93,7 @@ void softmax_backward_std(benchmark::State& state) {
   std::vector<float> const dy = logits(rows * cols);
   std::vector<float> dx(rows * cols);
   for (auto _ : state) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      std::size_t const base = r * cols;
-      float dot = 0;
-      for (std::size_t i = 0; i < cols; ++i) {
-        dot += y[base + i] * dy[base + i];
-      }
-      for (std::size_t i = 0; i < cols; ++i) {
-        dx[base + i] = y[base + i] * (dy[base + i] - dot);
-      }
-    }
+    nonlin::peers::textbook::softmax_backward_rows(y.data(), dy.data(), dx.data(), rows, cols);
     benchmark::DoNotOptimize(dx.data());
     benchmark::ClobberMemory();
   }

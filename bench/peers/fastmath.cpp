@@ -16,78 +16,6 @@
 namespace nonlin::peers {
 namespace {
 
-float row_max(float const* in, std::size_t cols) {
-  float m = -INFINITY;
-  for (std::size_t i = 0; i < cols; ++i) {
-    m = std::max(m, in[i]);
-  }
-  return m;
-}
-
-// Rows of softmax over cols: max shift, exp, sum, scale (log_softmax: shift - log sum).
-void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    float const* in = x + r * cols;
-    float* out = y + r * cols;
-    float const m = row_max(in, cols);
-    float sum = 0;
-    for (std::size_t i = 0; i < cols; ++i) {
-      out[i] = std::exp(in[i] - m);
-      sum += out[i];
-    }
-    float const inv = 1.0F / sum;
-    for (std::size_t i = 0; i < cols; ++i) {
-      out[i] *= inv;
-    }
-  }
-}
-
-void log_softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    float const* in = x + r * cols;
-    float* out = y + r * cols;
-    float const m = row_max(in, cols);
-    float sum = 0;
-    for (std::size_t i = 0; i < cols; ++i) {
-      sum += std::exp(in[i] - m);
-    }
-    float const shift = m + std::log(sum);
-    for (std::size_t i = 0; i < cols; ++i) {
-      out[i] = in[i] - shift;
-    }
-  }
-}
-
-// Backward from the output, per row: softmax dx = y (dy - sum dy y); log_softmax
-// dx = dy - e^y sum dy (e^y = softmax(x)).
-void softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
-                           std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::size_t const base = r * cols;
-    float dot = 0;
-    for (std::size_t i = 0; i < cols; ++i) {
-      dot += y[base + i] * dy[base + i];
-    }
-    for (std::size_t i = 0; i < cols; ++i) {
-      dx[base + i] = y[base + i] * (dy[base + i] - dot);
-    }
-  }
-}
-
-void log_softmax_backward_rows(float const* y, float const* dy, float* dx, std::size_t rows,
-                               std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    std::size_t const base = r * cols;
-    float sum = 0;
-    for (std::size_t i = 0; i < cols; ++i) {
-      sum += dy[base + i];
-    }
-    for (std::size_t i = 0; i < cols; ++i) {
-      dx[base + i] = dy[base + i] - std::exp(y[base + i]) * sum;
-    }
-  }
-}
-
 // Gated units as one loop of the act's textbook formulas: out = value * act(gate); backward
 // d_value = dy * act(gate), d_gate = act's backward of gate with the incoming dy * value.
 template <class Ref>
@@ -137,10 +65,10 @@ peer make_fastmath() {
     }
     p.functions.push_back(k);
   });
-  p.softmax = softmax_rows;
-  p.log_softmax = log_softmax_rows;
-  p.softmax_backward = softmax_backward_rows;
-  p.log_softmax_backward = log_softmax_backward_rows;
+  p.softmax = textbook::softmax_rows;
+  p.log_softmax = textbook::log_softmax_rows;
+  p.softmax_backward = textbook::softmax_backward_rows;
+  p.log_softmax_backward = textbook::log_softmax_backward_rows;
   p.gated = {
       gated_of<textbook::ref_sigmoid>("glu"),
       gated_of<textbook::ref_relu>("reglu"),

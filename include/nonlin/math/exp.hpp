@@ -260,6 +260,14 @@ inline V exp_nonpositive(V const& x) noexcept {
   return math::exp_parts_nonpositive(x).value();
 }
 
+// 2^n (1 + m) - 1 for m = e^r - 1 and n <= mantissa bits, where 2^n - 1 is exact: one fma,
+// rounded once.
+template <real_value V>
+inline V expm1_small_n(V const& n, V const& m) noexcept {
+  V const p = math::pow2(n);
+  return math::fma(p, m, p - math::c<V>(1));
+}
+
 // e^x - 1 without cancellation near 0, within 1 ulp; -1 at -inf, +inf at +inf, NaN for NaN.
 template <real_value V>
 inline V expm1(V const& x) noexcept {
@@ -273,26 +281,23 @@ inline V expm1(V const& x) noexcept {
   V const m = math::expm1_reduced(reduction.r);
   // For n <= mantissa bits, 2^n - 1 is exact and one fma gives 2^n (1 + m) - 1 rounded once;
   // above, the -1 is below half an ulp and e^x itself is the answer.
-  V const small_n = math::clamp_above(n, V(T(K::mantissa_bits)));
-  V const p = math::pow2(small_n);
-  V const near = math::fma(p, m, p - math::c<V>(1));
+  V const near = math::expm1_small_n(math::clamp_above(n, V(T(K::mantissa_bits))), m);
   V const far = math::scale(m + math::c<V>(1), n);
   V result = math::select(n > V(T(K::mantissa_bits)), far, near);
   result = math::select(x > V(K::max_arg), V(std::numeric_limits<T>::infinity()), result);
   return math::select(x < low, V(T(-1)), result);
 }
 
-// e^x - 1 for x <= 0 (or NaN): n <= 0, so 2^n - 1 is exact and one fma gives the result
-// (the path of expm1 for small n, without its clamp above and its far side).
+// e^x - 1 for x <= 0 (or NaN): n <= 0, always expm1's small-n path, without its clamp above and
+// its far side.
 template <real_value V>
 inline V expm1_nonpositive(V const& x) noexcept {
   using T = scalar_t<V>;
   V const low(detail::exp_constants<T>::expm1_low);
   auto const below = x < low;
   auto const reduction = math::reduce_exp_clamped(math::select(below, low, x));
-  V const p = math::pow2(reduction.n);
-  V const result = math::fma(p, math::expm1_reduced(reduction.r), p - math::c<V>(1));
-  return math::select(below, V(T(-1)), result);
+  return math::select(below, V(T(-1)),
+                      math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r)));
 }
 
 }  // namespace nonlin::math

@@ -67,16 +67,23 @@ inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
+// (d.hi + d.lo)^2 as hi + lo to first order in d.lo: d.hi^2 exactly (two_product), plus
+// 2 d.hi d.lo.
+template <real_value V>
+inline double_float<V> square(double_float<V> const& d) noexcept {
+  auto const product = math::two_product(d.hi, d.hi);
+  return {product.hi, math::fma(d.hi + d.hi, d.lo, product.lo)};
+}
+
 // (n.hi + n.lo) / (d.hi + d.lo)^2 to first order in the low parts: d.hi^2 is taken exactly
 // (two_product), so the only roundings are one division and one fma (the low parts' quotients
 // are corrections of 2^-24 relative: approx_reciprocal is plenty).
 template <real_value V>
 inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
-  auto const square = math::two_product(d.hi, d.hi);
-  V const square_lo = math::fma(d.hi + d.hi, d.lo, square.lo);  // 2 d.hi d.lo + rounding of d.hi^2
-  V const k = n.hi / square.hi;
+  auto const d2 = math::square(d);
+  V const k = n.hi / d2.hi;
   V const relative = math::fma(n.lo, math::approx_reciprocal(n.hi),
-                               math::neg(square_lo * math::approx_reciprocal(square.hi)));
+                               math::neg(d2.lo * math::approx_reciprocal(d2.hi)));
   return math::select(math::zero_or_infinite(k), k, math::fma(k, relative, k));
 }
 
@@ -93,11 +100,10 @@ inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
 template <real_value V>
 inline double_float<V> quotient_by_square(double_float<V> const& n,
                                           double_float<V> const& d) noexcept {
-  auto const square = math::two_product(d.hi, d.hi);
-  V const square_lo = math::fma(d.hi + d.hi, d.lo, square.lo);
-  V const hi = n.hi / square.hi;
-  V const residual = math::fma(math::neg(hi), square.hi, n.hi) + n.lo;
-  V const lo = math::fma(math::neg(hi), square_lo, residual) * math::approx_reciprocal(square.hi);
+  auto const d2 = math::square(d);
+  V const hi = n.hi / d2.hi;
+  V const residual = math::fma(math::neg(hi), d2.hi, n.hi) + n.lo;
+  V const lo = math::fma(math::neg(hi), d2.lo, residual) * math::approx_reciprocal(d2.hi);
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
