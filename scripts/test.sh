@@ -57,7 +57,7 @@ run_lint() {
   # The TUs live under the source tree so that clang-tidy finds .clang-tidy.
   echo '#include <nonlin/nonlin.hpp>' >"$dir/nonlin.cpp"
   local header name
-  for header in include/nonlin/*.hpp include/nonlin/math/*.hpp; do
+  for header in include/nonlin/*.hpp include/nonlin/detail/*.hpp include/nonlin/math/*.hpp; do
     name=${header#include/}
     echo "#include <${name}>" >"$dir/${name//\//_}.cpp"
   done

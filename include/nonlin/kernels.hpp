@@ -16,7 +16,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <ranges>
 #include <span>
 #include <stdexcept>
@@ -26,50 +25,22 @@
 #include <xsimd/xsimd.hpp>
 
 #include "concepts.hpp"
+#include "detail/checks.hpp"
 
 namespace nonlin {
 
 namespace detail {
 
-template <class T>
-bool partly_overlap(std::span<T const> a, std::span<T const> b) noexcept {
-  if (a.empty() || b.empty() || a.data() == b.data()) {
-    return false;
-  }
-  auto const less = std::less<T const*>{};
-  return less(a.data(), b.data() + b.size()) && less(b.data(), a.data() + a.size());
-}
-
-inline std::string size_text(char const* name, std::size_t size) {
-  return std::string(name) + " has " + std::to_string(size) + " element" + (size == 1 ? "" : "s");
-}
-
-template <class T>
-void require_same_size(char const* where, char const* a_name, std::span<T const> a,
-                       char const* b_name, std::span<T const> b) {
-  if (a.size() != b.size()) {
-    throw std::invalid_argument(std::string(where) + ": " + size_text(a_name, a.size()) + " but " +
-                                size_text(b_name, b.size()) + "; they must be the same length");
-  }
-}
-
-template <class T>
-void require_no_partial_overlap(char const* where, char const* out_name, std::span<T const> out,
-                                char const* in_name, std::span<T const> in) {
-  if (partly_overlap(out, in)) {
-    throw std::invalid_argument(std::string(where) + ": " + out_name + " partly overlaps " +
-                                in_name + " (" + out_name + " may be " + in_name +
-                                " itself, or apart from it)");
-  }
-}
-
+// elu, celu and leaky_relu with alpha <= 0 (or NaN) are not invertible on the left: y does not
+// give x there, so the derivative cannot come from y.
 template <class F>
 void require_output_backward_defined(F const& f) {
   if constexpr (requires { f.output_backward_defined(); }) {
     if (!f.output_backward_defined()) {
       throw std::invalid_argument(
-          "nonlin::backward_from_output: with alpha <= 0 the output does not determine the "
-          "derivative (alpha must be > 0); use nonlin::backward from x");
+          "nonlin::backward_from_output: alpha = " + number_text(static_cast<double>(f.alpha)) +
+          ", but the output determines the derivative only for alpha > 0; use nonlin::backward "
+          "from x");
     }
   }
 }

@@ -19,23 +19,33 @@
 
 namespace nonlin {
 
+namespace detail {
+inline std::size_t prelu_size(char const* where, std::size_t n, std::size_t channels,
+                              std::size_t inner) {
+  return require_shape_size(where, "shape", {{"n", n}, {"channels", channels}, {"inner", inner}});
+}
+}  // namespace detail
+
 struct prelu_shape {
   std::size_t n = 1;
   std::size_t channels = 1;
   std::size_t inner = 1;
 
-  std::size_t size() const noexcept { return n * channels * inner; }
+  // n * channels * inner; std::invalid_argument if that does not fit std::size_t.
+  std::size_t size() const {
+    return detail::prelu_size("nonlin::prelu_shape::size", n, channels, inner);
+  }
 };
 
 namespace detail {
 inline void require_prelu_arguments(char const* where, prelu_shape shape, std::size_t x_size,
                                     std::size_t alpha_size) {
-  if (x_size != shape.size()) {
-    throw std::invalid_argument(std::string(where) + ": x has " + std::to_string(x_size) +
-                                " elements but the shape (n=" + std::to_string(shape.n) +
-                                ", channels=" + std::to_string(shape.channels) +
-                                ", inner=" + std::to_string(shape.inner) + ") has " +
-                                std::to_string(shape.size()));
+  std::size_t const size = prelu_size(where, shape.n, shape.channels, shape.inner);
+  if (x_size != size) {
+    throw std::invalid_argument(
+        std::string(where) + ": " + size_text("x", x_size) + " but the shape " +
+        shape_text({{"n", shape.n}, {"channels", shape.channels}, {"inner", shape.inner}}) +
+        " has " + std::to_string(size));
   }
   if (alpha_size != shape.channels && alpha_size != 1) {
     throw std::invalid_argument(std::string(where) + ": alpha has " + std::to_string(alpha_size) +
@@ -45,8 +55,13 @@ inline void require_prelu_arguments(char const* where, prelu_shape shape, std::s
   }
 }
 
+// f(channel, offset) for every (n, channel) block of `inner` elements; nothing for empty work,
+// however large the other dimensions.
 template <class F>
 void for_each_block(prelu_shape shape, F&& f) {
+  if (shape.inner == 0) {
+    return;
+  }
   for (std::size_t i = 0; i < shape.n; ++i) {
     for (std::size_t c = 0; c < shape.channels; ++c) {
       f(c, (i * shape.channels + c) * shape.inner);
@@ -62,6 +77,7 @@ void prelu_forward(std::span<T const> x, std::span<T const> alpha, std::span<T> 
   detail::require_prelu_arguments(where, shape, x.size(), alpha.size());
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
+  detail::require_disjoint<T, T>(where, "y", y, "alpha", alpha);
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
     leaky_relu const f{.alpha = static_cast<double>(alpha[alpha.size() == 1 ? 0 : c])};
     forward<Arch>(f, x.subspan(offset, shape.inner), y.subspan(offset, shape.inner));
@@ -80,6 +96,12 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
   detail::require_same_size<T>(where, "alpha", alpha, "dalpha", std::span<T const>(dalpha));
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  detail::require_disjoint<T, T>(where, "dx", dx, "alpha", alpha);
+  // dalpha is written first, so it must be apart from everything else.
+  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "x", x);
+  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "alpha", alpha);
+  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "dy", dy);
+  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "dx", dx);
   using batch = xsimd::batch<T, Arch>;
   // The alpha gradient is summed before dx is written, since dx may overwrite x or dy.
   std::fill(dalpha.begin(), dalpha.end(), T(0));

@@ -33,6 +33,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "concepts.hpp"
+#include "detail/checks.hpp"
 #include "kernels.hpp"
 #include "math/double_float.hpp"
 #include "math/exp.hpp"
@@ -49,13 +50,24 @@ struct log_softmax {
   double temperature = 1.0;
 };
 
+namespace detail {
+inline std::size_t layout_size(char const* where, std::size_t outer, std::size_t axis,
+                               std::size_t inner) {
+  return require_shape_size(where, "layout", {{"outer", outer}, {"axis", axis}, {"inner", inner}});
+}
+}  // namespace detail
+
 // An (outer, axis, inner) array normalised over `axis`; {rows, cols, 1} is the rows layout.
 struct axis_layout {
   std::size_t outer = 1;
   std::size_t axis = 1;
   std::size_t inner = 1;
 
-  std::size_t size() const noexcept { return outer * axis * inner; }
+  // outer * axis * inner; std::invalid_argument if that does not fit std::size_t.
+  std::size_t size() const {
+    return detail::layout_size("nonlin::axis_layout::size", outer, axis, inner);
+  }
+  bool empty() const noexcept { return outer == 0 || axis == 0 || inner == 0; }
 };
 
 enum class reduction { none, sum, mean };
@@ -71,25 +83,27 @@ void require_temperature(char const* where, double t) {
         std::isfinite(T(1) / rounded))) {
     throw std::invalid_argument(std::string(where) + ": temperature must be finite and > 0 (in " +
                                 (sizeof(T) == 4 ? "float" : "double") + " too), got " +
-                                std::to_string(t));
+                                number_text(t));
   }
 }
 
 inline void require_layout(char const* where, char const* name, std::size_t size,
                            axis_layout shape) {
-  if (size != shape.size()) {
-    throw std::invalid_argument(std::string(where) + ": " + name + " has " + std::to_string(size) +
-                                " elements but the layout (outer=" + std::to_string(shape.outer) +
-                                ", axis=" + std::to_string(shape.axis) +
-                                ", inner=" + std::to_string(shape.inner) + ") has " +
-                                std::to_string(shape.size()));
+  std::size_t const expected = layout_size(where, shape.outer, shape.axis, shape.inner);
+  if (size != expected) {
+    throw std::invalid_argument(
+        std::string(where) + ": " + size_text(name, size) + " but the layout " +
+        shape_text({{"outer", shape.outer}, {"axis", shape.axis}, {"inner", shape.inner}}) +
+        " has " + std::to_string(expected));
   }
 }
 
-inline axis_layout rows_layout(char const* where, std::size_t size, std::size_t cols) {
+// The rows layout of `name` (size elements) as (size / cols, cols, 1).
+inline axis_layout rows_layout(char const* where, char const* name, std::size_t size,
+                               std::size_t cols) {
   if (cols == 0 ? size != 0 : size % cols != 0) {
-    throw std::invalid_argument(std::string(where) + ": " + std::to_string(size) +
-                                " elements do not make rows of cols=" + std::to_string(cols));
+    throw std::invalid_argument(std::string(where) + ": " + size_text(name, size) +
+                                ", which do not make whole rows of cols=" + std::to_string(cols));
   }
   return {cols == 0 ? 0 : size / cols, cols, 1};
 }
@@ -317,6 +331,9 @@ template <class Arch, bool keep_terms, class T, class Out>
 void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
+  if (shape.empty()) {
+    return;  // no work, however large the other dimensions
+  }
   T const inv_t = T(1) / t;
   if (shape.inner == 1) {
     for (std::size_t r = 0; r < shape.outer; ++r) {
@@ -404,6 +421,9 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
                         Grad const& grad) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
+  if (shape.empty()) {
+    return;
+  }
   B const inv_t(T(1) / t);
   if (shape.inner == 1) {
     for (std::size_t r = 0; r < shape.outer; ++r) {
@@ -535,25 +555,36 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
 // The rows layout: (rows, cols) with rows = x.size() / cols.
 template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols) {
-  forward<Arch>(f, x, y, detail::rows_layout("nonlin::forward", x.size(), cols));
+  char const* where =
+      std::same_as<F, log_softmax> ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
+  forward<Arch>(f, x, y, detail::rows_layout(where, "x", x.size(), cols));
 }
 
 template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
                           std::size_t cols) {
-  backward_from_output<Arch>(f, y, dy, dx,
-                             detail::rows_layout("nonlin::backward_from_output", y.size(), cols));
+  char const* where = std::same_as<F, log_softmax> ? "nonlin::backward_from_output(log_softmax)"
+                                                   : "nonlin::backward_from_output(softmax)";
+  backward_from_output<Arch>(f, y, dy, dx, detail::rows_layout(where, "y", y.size(), cols));
 }
 
 namespace detail {
-template <class T>
-void require_losses(char const* where, std::span<T> losses, std::size_t rows, reduction r) {
+// losses: one per row (reduction none, or given), and apart from every other array: it is
+// written row by row while the later rows of the others are still to be read.
+template <class T, class Q>
+void require_losses(char const* where, std::span<T> losses, std::size_t rows, reduction r,
+                    std::span<T const> logits, std::span<T> dz, char const* targets_name,
+                    std::span<Q const> targets) {
   if ((r == reduction::none || !losses.empty()) && losses.size() != rows) {
     throw std::invalid_argument(
         std::string(where) + ": losses has " + std::to_string(losses.size()) +
         " elements but there are " + std::to_string(rows) + " rows" +
         (r == reduction::none ? " (reduction none needs one per row)" : ""));
   }
+  std::span<T const> const out(losses);
+  require_disjoint<T, T>(where, "losses", out, "logits", logits);
+  require_disjoint<T, T>(where, "losses", out, "dz", std::span<T const>(dz));
+  require_disjoint<T, Q>(where, "losses", out, targets_name, targets);
 }
 
 // Shared by hard and soft targets: log p into dz, then loss and dz row by row.
@@ -608,9 +639,11 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
                         std::span<T> losses = {}) {
   char const* where = "nonlin::softmax_cross_entropy";
   detail::require_temperature<T>(where, f.temperature);
-  axis_layout const shape = detail::rows_layout(where, logits.size(), cols);
+  axis_layout const shape = detail::rows_layout(where, "logits", logits.size(), cols);
   detail::require_same_size<T>(where, "logits", logits, "dz", dz);
   detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
+  // The targets are read after log p has been written into dz.
+  detail::require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
   if (targets.size() != shape.outer) {
     throw std::invalid_argument(std::string(where) + ": targets has " +
                                 std::to_string(targets.size()) + " elements but there are " +
@@ -625,7 +658,7 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
                                   ") nor ignore_index=" + std::to_string(ignore_index));
     }
   }
-  detail::require_losses(where, losses, shape.outer, r);
+  detail::require_losses(where, losses, shape.outer, r, logits, dz, "targets", targets);
   return detail::cross_entropy_rows<Arch>(
       f, logits, dz, cols, r, losses,
       [&](std::size_t row, std::size_t i) {
@@ -641,12 +674,13 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T
                         std::span<T> losses = {}) {
   char const* where = "nonlin::softmax_cross_entropy";
   detail::require_temperature<T>(where, f.temperature);
-  axis_layout const shape = detail::rows_layout(where, logits.size(), cols);
+  axis_layout const shape = detail::rows_layout(where, "logits", logits.size(), cols);
   detail::require_same_size<T>(where, "logits", logits, "dz", dz);
   detail::require_same_size<T>(where, "logits", logits, "q", q);
   detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
-  detail::require_no_partial_overlap<T>(where, "dz", dz, "q", q);
-  detail::require_losses(where, losses, shape.outer, r);
+  // q is read after log p has been written into dz, so even dz = q itself would be wrong.
+  detail::require_disjoint<T, T>(where, "dz", dz, "q", q);
+  detail::require_losses(where, losses, shape.outer, r, logits, dz, "q", q);
   return detail::cross_entropy_rows<Arch>(
       f, logits, dz, cols, r, losses,
       [&](std::size_t row, std::size_t i) { return q[row * cols + i]; },

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+// Regressions of what an adversarial user found (issue 10): shapes whose product overflows,
+// empty work with huge dimensions, outputs that alias inputs or each other, and messages that
+// show the value they reject. Every call that must throw is checked to write nothing.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nonlin/nonlin.hpp>
+
+namespace nonlin::test {
+namespace {
+
+template <class T>
+class Reliability : public ::testing::Test {};
+using scalar_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Reliability, scalar_types);
+
+// Runs `call`, which must throw std::invalid_argument whose message contains every one of
+// `words`.
+template <class Call>
+void expect_rejected(Call&& call, std::vector<std::string> const& words) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception; expected one with '" << words.front() << "'";
+  } catch (std::invalid_argument const& e) {
+    std::string const what = e.what();
+    for (std::string const& word : words) {
+      EXPECT_NE(what.find(word), std::string::npos) << "'" << word << "' not in: " << what;
+    }
+  }
+}
+
+template <class T>
+void expect_all_nan(std::vector<T> const& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    EXPECT_TRUE(std::isnan(v[i])) << "written at " << i << ": " << v[i];
+  }
+}
+
+constexpr std::size_t huge = (std::size_t{1} << 62) + 1;  // * 4 wraps to 4
+
+TYPED_TEST(Reliability, ShapesWhoseProductOverflowsThrow) {
+  using T = TypeParam;
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> const x = {1, 2, 3, 4};
+  std::vector<T> y(4, nan);
+  axis_layout const layout{huge, 4, 1};
+  std::vector<std::string> const named = {"outer=4611686018427387905", "axis=4", "inner=1"};
+  expect_rejected([&] { forward(softmax{}, std::span<T const>(x), std::span<T>(y), layout); },
+                  named);
+  expect_rejected([&] { forward(log_softmax{}, std::span<T const>(x), std::span<T>(y), layout); },
+                  named);
+  expect_rejected(
+      [&] {
+        backward_from_output(softmax{}, std::span<T const>(x), std::span<T const>(x),
+                             std::span<T>(y), layout);
+      },
+      named);
+  expect_rejected(
+      [&] {
+        backward_from_output(log_softmax{}, std::span<T const>(x), std::span<T const>(x),
+                             std::span<T>(y), layout);
+      },
+      named);
+  expect_rejected([&] { (void)layout.size(); }, named);
+  expect_all_nan(y);
+
+  prelu_shape const shape{.n = huge, .channels = 4, .inner = 1};
+  std::vector<std::string> const prelu_named = {"n=4611686018427387905", "channels=4"};
+  std::vector<T> const alpha(4, T(0.25));
+  std::vector<T> dalpha(4, nan);
+  expect_rejected(
+      [&] {
+        prelu_forward(std::span<T const>(x), std::span<T const>(alpha), std::span<T>(y), shape);
+      },
+      prelu_named);
+  expect_rejected(
+      [&] {
+        prelu_backward(std::span<T const>(x), std::span<T const>(alpha), std::span<T const>(x),
+                       std::span<T>(y), std::span<T>(dalpha), shape);
+      },
+      prelu_named);
+  expect_rejected([&] { (void)shape.size(); }, prelu_named);
+  expect_all_nan(y);
+  expect_all_nan(dalpha);
+}
+
+// A zero dimension beside huge ones is empty work: it returns at once (a loop over 2^62 empty
+// rows would never end; ctest's timeout catches that).
+TYPED_TEST(Reliability, EmptyWorkWithHugeDimensionsReturnsAtOnce) {
+  using T = TypeParam;
+  std::vector<T> none;
+  std::span<T const> const in(none);
+  std::span<T> const out(none);
+  constexpr std::size_t big = std::size_t{1} << 62;
+  for (axis_layout const layout : {axis_layout{big, 0, 1}, axis_layout{big, 0, big},
+                                   axis_layout{0, big, big}, axis_layout{big, big, 0}}) {
+    forward(softmax{}, in, out, layout);
+    forward(log_softmax{}, in, out, layout);
+    backward_from_output(softmax{}, in, in, out, layout);
+    backward_from_output(log_softmax{}, in, in, out, layout);
+  }
+  std::vector<T> const alpha = {T(0.25)};
+  std::vector<T> dalpha = {T(7)};
+  prelu_shape const shape{.n = big, .channels = big, .inner = 0};
+  prelu_forward(in, std::span<T const>(alpha), out, shape);
+  prelu_backward(in, std::span<T const>(alpha), in, out, std::span<T>(dalpha), shape);
+  EXPECT_EQ(dalpha[0], T(0));  // overwritten: the sum over no positions
+  gated_forward_fused(swiglu{}, in, out, big, glu_split::value_first);
+  gated_backward_fused(swiglu{}, in, in, out, big, glu_split::gate_first);
+}
+
+// Soft targets: log p goes into dz before q is read, so dz = q itself would give a wrong loss
+// (-53.3 instead of 2.894 in the report): rejected, nothing written.
+TYPED_TEST(Reliability, CrossEntropyGradientMustNotBeTheTargets) {
+  using T = TypeParam;
+  std::vector<T> const logits = {T(0.3), T(-1), T(2), T(0)};
+  std::vector<T> q = {T(0.1), T(0.2), T(0.3), T(0.4)};
+  std::vector<T> const q_before = q;
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, std::span<T const>(logits), std::span<T const>(q),
+                              std::span<T>(q), 4);
+      },
+      {"nonlin::softmax_cross_entropy", "dz overlaps q"});
+  EXPECT_EQ(q, q_before);
+  std::vector<T> dz(4);
+  T const loss = softmax_cross_entropy(softmax{}, std::span<T const>(logits), std::span<T const>(q),
+                                       std::span<T>(dz), 4);
+  // -sum q log softmax(z), worked in double.
+  double log_sum = 0;
+  for (T z : logits) {
+    log_sum += std::exp(double(z));
+  }
+  log_sum = std::log(log_sum);
+  double expected = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    expected -= double(q[i]) * (double(logits[i]) - log_sum);
+  }
+  EXPECT_NEAR(loss, expected, 1e-6);  // 1.8832 (the report's "2.894" is not this loss)
+}
+
+// Every output against every input and every other output, in the kernels with more than one
+// output or inputs of other shapes: PReLU's dalpha, dx and y against alpha; cross-entropy's
+// losses and dz against the targets.
+TYPED_TEST(Reliability, OutputsApartFromEveryOtherArgument) {
+  using T = TypeParam;
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  prelu_shape const shape{.n = 2, .channels = 3, .inner = 5};
+  std::vector<T> x(30);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = T(static_cast<int>(i % 7) - 3);
+  }
+  std::vector<T> dy(30, T(0.5));
+  std::vector<T> alpha = {T(0.1), T(0.2), T(0.3)};
+  std::vector<T> const x_before = x;
+  std::vector<T> const alpha_before = alpha;
+  std::vector<T> dx(30, nan);
+  std::span<T const> const cx(x);
+  std::span<T const> const calpha(alpha);
+  std::span<T const> const cdy(dy);
+  // dalpha = alpha: zeroing dalpha first made dx[0] = -6 instead of 0.1.
+  expect_rejected(
+      [&] { prelu_backward(cx, calpha, cdy, std::span<T>(dx), std::span<T>(alpha), shape); },
+      {"nonlin::prelu_backward", "dalpha overlaps alpha"});
+  // dalpha inside x, inside dy, inside dx.
+  expect_rejected(
+      [&] {
+        prelu_backward(cx, calpha, cdy, std::span<T>(dx), std::span<T>(x).subspan(4, 3), shape);
+      },
+      {"dalpha overlaps x"});
+  expect_rejected(
+      [&] {
+        prelu_backward(cx, calpha, cdy, std::span<T>(dx), std::span<T>(dy).subspan(0, 3), shape);
+      },
+      {"dalpha overlaps dy"});
+  std::vector<T> dalpha(3, nan);
+  expect_rejected(
+      [&] {
+        prelu_backward(cx, calpha, cdy, std::span<T>(dx), std::span<T>(dx).subspan(27, 3), shape);
+      },
+      {"dalpha overlaps dx"});
+  // dx or y over alpha: alpha would be read after the first block is written.
+  std::vector<T> long_alpha(31, T(0.1));
+  std::span<T const> const alpha_in_dx(long_alpha.data() + 1, 3);
+  expect_rejected(
+      [&] {
+        prelu_backward(cx, alpha_in_dx, cdy, std::span<T>(long_alpha.data(), 30),
+                       std::span<T>(dalpha), shape);
+      },
+      {"dx overlaps alpha"});
+  expect_rejected(
+      [&] { prelu_forward(cx, alpha_in_dx, std::span<T>(long_alpha.data(), 30), shape); },
+      {"y overlaps alpha"});
+  EXPECT_EQ(x, x_before);
+  EXPECT_EQ(alpha, alpha_before);
+  expect_all_nan(dx);
+  expect_all_nan(dalpha);
+  for (std::size_t i = 0; i < long_alpha.size(); ++i) {
+    EXPECT_EQ(long_alpha[i], T(0.1));
+  }
+
+  // Cross-entropy: losses = logits + 1 (reduction none) overwrote the logits.
+  std::vector<T> logits = {T(0.3), T(-1), T(2), T(0), T(1), T(1), T(-2), T(0.5), T(9)};
+  std::vector<T> const logits_before = logits;
+  std::vector<std::int64_t> const targets = {2, 0};
+  std::vector<T> grad(8, nan);
+  std::span<T const> const z(logits.data(), 8);
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, z, std::span<std::int64_t const>(targets),
+                              std::span<T>(grad), 4, reduction::none, -100,
+                              std::span<T>(logits.data() + 1, 2));
+      },
+      {"losses overlaps logits"});
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, z, std::span<std::int64_t const>(targets),
+                              std::span<T>(grad), 4, reduction::none, -100,
+                              std::span<T>(grad.data() + 6, 2));
+      },
+      {"losses overlaps dz"});
+  std::vector<T> q(8, T(0.25));
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, z, std::span<T const>(q), std::span<T>(grad), 4,
+                              reduction::none, std::span<T>(q.data() + 2, 2));
+      },
+      {"losses overlaps q"});
+  // Targets and losses (or dz) in one buffer of another type: only the bytes are compared.
+  std::vector<std::int64_t> shared(8, 0);
+  std::span<std::int64_t const> const first_two(shared.data(), 2);
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, z, first_two, std::span<T>(grad), 4, reduction::none, -100,
+                              std::span<T>(reinterpret_cast<T*>(shared.data() + 1), 2));
+      },
+      {"losses overlaps targets"});
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, z, first_two,
+                              std::span<T>(reinterpret_cast<T*>(shared.data()), 8), 4);
+      },
+      {"dz overlaps targets"});
+  EXPECT_EQ(logits, logits_before);
+  expect_all_nan(grad);
+  for (T v : q) {
+    EXPECT_EQ(v, T(0.25));
+  }
+}
+
+TYPED_TEST(Reliability, MessagesShowTheRejectedValue) {
+  using T = TypeParam;
+  std::vector<T> const x = {1, 2, 3, 4};
+  std::vector<T> y(4);
+  // The temperature as it is (shortest round trip), not std::to_string's fixed 6 decimals.
+  double const tiny = sizeof(T) == 4 ? 1e-40 : 1e-320;  // 1/T overflows in T
+  expect_rejected(
+      [&] { forward(softmax{.temperature = tiny}, std::span<T const>(x), std::span<T>(y), 4); },
+      {sizeof(T) == 4 ? "got 1e-40" : "got 1e-320"});
+  if constexpr (sizeof(T) == 4) {
+    expect_rejected(
+        [&] { forward(softmax{.temperature = 1e300}, std::span<T const>(x), std::span<T>(y), 4); },
+        {"got 1e+300"});
+  }
+  expect_rejected(
+      [&] { forward(log_softmax{.temperature = -0.0}, std::span<T const>(x), std::span<T>(y), 4); },
+      {"nonlin::forward(log_softmax)", "got -0"});
+  // alpha shown, and NaN reported as NaN, not as "alpha <= 0".
+  expect_rejected([&] { backward_from_output(leaky_relu{.alpha = -0.5}, x, x, y); },
+                  {"alpha = -0.5", "alpha > 0"});
+  expect_rejected(
+      [&] {
+        backward_from_output(elu{.alpha = std::numeric_limits<double>::quiet_NaN()}, x, x, y);
+      },
+      {"alpha = nan"});
+  // The rows layout names the op and the argument.
+  expect_rejected([&] { forward(softmax{}, std::span<T const>(x), std::span<T>(y), 3); },
+                  {"nonlin::forward(softmax)", "x has 4 elements", "cols=3"});
+  expect_rejected(
+      [&] {
+        backward_from_output(log_softmax{}, std::span<T const>(x), std::span<T const>(x),
+                             std::span<T>(y), 3);
+      },
+      {"nonlin::backward_from_output(log_softmax)", "y has 4 elements", "cols=3"});
+  std::vector<std::int64_t> const targets = {0};
+  expect_rejected(
+      [&] {
+        softmax_cross_entropy(softmax{}, std::span<T const>(x),
+                              std::span<std::int64_t const>(targets), std::span<T>(y), 3);
+      },
+      {"nonlin::softmax_cross_entropy", "logits has 4 elements", "cols=3"});
+}
+
+}  // namespace
+}  // namespace nonlin::test
