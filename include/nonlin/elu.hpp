@@ -85,7 +85,7 @@ struct selu {
   // y + hi is exact where y saturates towards -lambda alpha, so only y's own rounding remains.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    auto const la = lambda_alpha<V>();
+    auto la = lambda_alpha<V>();
     return math::keep_nan(y, math::select(y > V(0), lambda<V>(), (y + la.hi) + la.lo));
   }
   template <real_value V>

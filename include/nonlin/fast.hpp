@@ -23,13 +23,13 @@ namespace detail {
 // the limits 0 and x where sigma(z) or sigma(-z) vanished, which x * 0 alone would make NaN.
 template <real_value V>
 inline V x_sigmoid(V x, V z) noexcept {
-  auto const p = math::fast::logistic(z);
+  auto p = math::fast::logistic(z);
   return math::select(z >= V(0), x * p.positive(), p.negative_times(x));
 }
 template <real_value V>
 inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
-  auto const p = math::fast::logistic(z);
-  auto const right = z >= V(0);
+  auto p = math::fast::logistic(z);
+  auto right = z >= V(0);
   V const plus = math::select(right, p.positive(), p.negative());
   V const minus = math::select(right, p.negative(), p.positive());
   V const bracket = math::fma(slope_x, minus, math::c<V>(1));

@@ -42,7 +42,7 @@ struct gelu_exact {
     auto const near =
         math::derivative_near_root(math::double_float<V>{x, V(0)}, R::gelu_exact_root_hi,
                                    R::gelu_exact_root_lo, R::gelu_exact_ratio);
-    auto const n = math::normal(x);
+    auto n = math::normal(x);
     return {n.x_cdf, math::select(near.inside, near.value, n.cdf_plus_x_pdf)};
   }
   template <real_value V>
@@ -76,30 +76,30 @@ struct gelu_tanh {
  private:
   template <real_value V>
   static math::double_float<V> argument(V x) noexcept {
-    auto const c1 = math::constant<V>(math::gelu_tanh_c1);
-    auto const c3 = math::constant<V>(math::gelu_tanh_c3);
-    auto const x2 = math::two_product(x, x);
-    auto const cubic = math::two_product(c3.hi, x2.hi);  // c3 x^2
+    auto c1 = math::constant<V>(math::gelu_tanh_c1);
+    auto c3 = math::constant<V>(math::gelu_tanh_c3);
+    auto x2 = math::two_product(x, x);
+    auto cubic = math::two_product(c3.hi, x2.hi);  // c3 x^2
     V const cubic_lo = math::fma(c3.hi, x2.lo, math::fma(c3.lo, x2.hi, cubic.lo));
-    auto const sum = math::two_sum(c1.hi, cubic.hi);  // c1 + c3 x^2
+    auto sum = math::two_sum(c1.hi, cubic.hi);  // c1 + c3 x^2
     V const sum_lo = sum.lo + (c1.lo + cubic_lo);
-    auto const v = math::two_product(x, sum.hi);
+    auto v = math::two_product(x, sum.hi);
     return {v.hi, math::fma(x, sum_lo, v.lo)};
   }
   // 1 + x v'(x) = 1 + x (c1 + 3 c3 x^2) as hi + lo: its rounding is what the derivative's
   // bracket would amplify.
   template <real_value V>
   static math::double_float<V> one_plus_x_slope(V x) noexcept {
-    auto const c1 = math::constant<V>(math::gelu_tanh_c1);
-    auto const c3x3 = math::constant<V>(math::gelu_tanh_3c3);
-    auto const x2 = math::two_product(x, x);
-    auto const quadratic = math::two_product(c3x3.hi, x2.hi);
+    auto c1 = math::constant<V>(math::gelu_tanh_c1);
+    auto c3x3 = math::constant<V>(math::gelu_tanh_3c3);
+    auto x2 = math::two_product(x, x);
+    auto quadratic = math::two_product(c3x3.hi, x2.hi);
     V const quadratic_lo = math::fma(c3x3.hi, x2.lo, math::fma(c3x3.lo, x2.hi, quadratic.lo));
-    auto const sum = math::two_sum(c1.hi, quadratic.hi);
+    auto sum = math::two_sum(c1.hi, quadratic.hi);
     V const sum_lo = sum.lo + (c1.lo + quadratic_lo);
-    auto const slope = math::two_product(x, sum.hi);
+    auto slope = math::two_product(x, sum.hi);
     V const slope_lo = math::fma(x, sum_lo, slope.lo);
-    auto const total = math::two_sum(math::c<V>(1), slope.hi);
+    auto total = math::two_sum(math::c<V>(1), slope.hi);
     return {total.hi, total.lo + slope_lo};
   }
 };

@@ -69,7 +69,7 @@ struct gated {
   const noexcept {
     if constexpr (requires { act.value_and_derivative(gate); }) {
       // One evaluation for act and act' (gelu_exact); the same bits as act.backward.
-      auto const both = act.value_and_derivative(gate);
+      auto both = act.value_and_derivative(gate);
       return {dy * both.value, (dy * value) * both.derivative};
     } else {
       return {dy * act(gate), act.backward(gate, dy * value)};
@@ -109,7 +109,7 @@ void elementwise_pair(Op const& op, std::span<T> out0, std::span<T> out1, In... 
   std::size_t const n = out0.size();
   std::size_t i = 0;
   for (; i + width <= n; i += width) {
-    gated_gradient<batch> const r = op(batch::load_unaligned(in.data() + i)...);
+    gated_gradient<batch> r = op(batch::load_unaligned(in.data() + i)...);
     r.d_value.store_unaligned(out0.data() + i);
     r.d_gate.store_unaligned(out1.data() + i);
   }
@@ -122,7 +122,7 @@ void elementwise_pair(Op const& op, std::span<T> out0, std::span<T> out1, In... 
     };
     alignas(batch::arch_type::alignment()) std::array<T, width> result0{};
     alignas(batch::arch_type::alignment()) std::array<T, width> result1{};
-    gated_gradient<batch> const r = op(padded(in)...);
+    gated_gradient<batch> r = op(padded(in)...);
     r.d_value.store_aligned(result0.data());
     r.d_gate.store_aligned(result1.data());
     std::copy_n(result0.begin(), rest, out0.data() + i);

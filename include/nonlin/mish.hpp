@@ -23,7 +23,7 @@ namespace nonlin {
 struct mish {
   template <real_value V>
   V operator()(V x) const noexcept {
-    auto const split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
+    auto split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
     V const two_e = e + e;
@@ -31,14 +31,14 @@ struct mish {
     // (x (1 + 2e) / P rounds four times at full weight); q = 0 leaves x, also x = +inf.
     V const q = (two_e * e) / math::fma(two_e, one + e, one);
     V const right = math::select(q == V(0), x, math::fma(math::neg(x), q, x));
-    auto const e_plus_2 = math::two_sum(math::c<V>(2), e);
+    auto e_plus_2 = math::two_sum(math::c<V>(2), e);
     V const x_e_plus_2 = math::fma(x, e_plus_2.hi, x * e_plus_2.lo);
     V const left = math::times(split, math::quotient(x_e_plus_2, denominator_left(e)));
     return math::select(x >= V(0), right, math::select(split.vanished(), math::sign_bit(x), left));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto const split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
+    auto split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
     V const four_x = x * math::c<V>(4);
@@ -54,7 +54,7 @@ struct mish {
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
                                    math::select(split.vanished(), V(0), left));
     using R = math::tables::derivative_roots<scalar_t<V>>;
-    auto const near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::mish_root_hi,
+    auto near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::mish_root_hi,
                                                  R::mish_root_lo, R::mish_ratio);
     return math::select(near.inside, near.value, generic);
   }
@@ -68,9 +68,9 @@ struct mish {
   // two_product; the small cross term e * lo(e + 2) is kept to first order).
   template <real_value V>
   static math::double_float<V> denominator_left(V e) noexcept {
-    auto const e_plus_2 = math::two_sum(e, math::c<V>(2));
-    auto const product = math::two_product(e, e_plus_2.hi);
-    auto const sum = math::two_sum(math::c<V>(2), product.hi);
+    auto e_plus_2 = math::two_sum(e, math::c<V>(2));
+    auto product = math::two_product(e, e_plus_2.hi);
+    auto sum = math::two_sum(math::c<V>(2), product.hi);
     return {sum.hi, sum.lo + math::fma(e, e_plus_2.lo, product.lo)};
   }
 };

@@ -114,7 +114,7 @@ struct hardsigmoid {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto const inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
+    auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
     return math::keep_nan(x, math::select(inside, math::c<V>(1.0 / 6.0), V(0)));
   }
   template <real_value V>
@@ -124,7 +124,7 @@ struct hardsigmoid {
   // 0 < y < 1 exactly where -3 < x < 3.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    auto const inside = math::both(y > V(0), y < math::c<V>(1));
+    auto inside = math::both(y > V(0), y < math::c<V>(1));
     return math::keep_nan(y, math::select(inside, math::c<V>(1.0 / 6.0), V(0)));
   }
   template <real_value V>

@@ -17,7 +17,7 @@ namespace detail {
 // |beta x| ulp where sigmoid(beta x) is tiny.
 template <real_value V>
 inline math::double_float<V> scaled_argument(V x, math::double_double beta) noexcept {
-  auto const b = math::constant<V>(beta);
+  auto b = math::constant<V>(beta);
   auto z = math::two_product(b.hi, x);
   z.lo = math::fma(b.lo, x, z.lo);
   return z;
@@ -31,8 +31,8 @@ inline V swish_forward(V x, math::double_double beta) noexcept {
 template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
-  auto const z = scaled_argument(x, beta);
-  auto const near = math::derivative_near_root(z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio);
+  auto z = scaled_argument(x, beta);
+  auto near = math::derivative_near_root(z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio);
   auto one_plus_z = math::two_sum(math::c<V>(1), z.hi);
   one_plus_z.lo = one_plus_z.lo + z.lo;
   V const generic = math::x_sigmoid_derivative(z, one_plus_z);
@@ -111,7 +111,7 @@ struct hardswish {
   V derivative(V x) const noexcept {
     V const inner = (x + x + math::c<V>(3)) / math::c<V>(6);
     V const outer = math::select(x <= math::c<V>(-3), V(0), math::c<V>(1));
-    auto const inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
+    auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
     return math::keep_nan(x, math::select(inside, inner, outer));
   }
   template <real_value V>

@@ -128,16 +128,16 @@ struct running {
 // difference that overflows is already the limit.
 template <bool unit_temperature = false, class V>
 inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
-  auto const d = math::two_sum_ordered(z, math::neg(m));
+  auto d = math::two_sum_ordered(z, math::neg(m));
   if constexpr (unit_temperature) {
     return d;
   }
   V const q = d.hi * inv_t;
-  auto const qt = math::two_product(q, t);
+  auto qt = math::two_product(q, t);
   V const lo = (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t;
   // Finite z and m more than the largest float apart: z - m overflows, (z - m) / T may not.
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
-  auto const overflowed = math::both(math::abs(d.hi) == V(inf), math::abs(z) < V(inf));
+  auto overflowed = math::both(math::abs(d.hi) == V(inf), math::abs(z) < V(inf));
   V const scaled = z * inv_t - m * inv_t;
   return {math::select(overflowed, scaled, q), math::select(overflowed, V(0), lo)};
 }
@@ -145,7 +145,7 @@ inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
 // exp((z - m) / T) with (z - m) / T carried as hi + lo into exp.
 template <bool unit_temperature = false, class V>
 inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
-  auto const q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   // Where z = m = -inf the difference is NaN; such a lane has nothing to add.
   return math::exp_parts_nonpositive(q.hi, q.lo);
 }
@@ -153,7 +153,7 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
 // log p = (z - m) / T - log s for a row's log s; -inf entries stay -inf.
 template <bool unit_temperature = false, class V>
 inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
-  auto const q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   V const value = (q.hi - log_sum) + q.lo;
   return math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), z, value);
 }
@@ -161,7 +161,7 @@ inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
 template <class V>
 inline void update(running<V>& r, V z, V inv_t, V t) {
   V const m = math::select(z > r.max, z, r.max);
-  auto const grew = z > r.max;
+  auto grew = z > r.max;
   if (math::any(grew)) {
     // Rescale the lanes whose maximum grew: sum * exp((old - new) / T); a lane that was empty
     // (old = -inf) has sum 0 and stays 0.
@@ -171,7 +171,7 @@ inline void update(running<V>& r, V z, V inv_t, V t) {
   }
   // A masked entry (z = -inf) in a lane still at -inf adds nothing.
   V const term = shifted_exp(z, m, inv_t, t).value();
-  auto const added = math::two_sum(
+  auto added = math::two_sum(
       r.sum, math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), term));
   r.sum = added.hi;
   r.error = r.error + added.lo;
@@ -207,12 +207,12 @@ inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, sc
   running<T> total{m, T(0), T(0)};
   for (running<B> const* r : {&a, &b}) {
     B const factor = shifted_exp(r->max, B(m), B(inv_t), B(t)).value();
-    auto const empty = r->max == B(-inf);
+    auto empty = r->max == B(-inf);
     math::select(empty, math::select(math::is_nan(r->sum), r->sum, B(0)), r->sum * factor)
         .store_aligned(sums.data());
     math::select(empty, B(0), r->error * factor).store_aligned(errors.data());
     for (std::size_t i = 0; i < B::size; ++i) {
-      auto const added = math::two_sum(total.sum, sums[i]);
+      auto added = math::two_sum(total.sum, sums[i]);
       total.sum = added.hi;
       total.error += added.lo + errors[i];
     }
@@ -284,7 +284,7 @@ inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   B const bt(t);
   running<B> lanes{bm, B(T(0)), B(T(0))};
   auto add = [&](B const& term) {
-    auto const added = math::two_sum(lanes.sum, term);
+    auto added = math::two_sum(lanes.sum, term);
     lanes.sum = added.hi;
     lanes.error = lanes.error + added.lo;
   };
@@ -314,7 +314,7 @@ inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   lanes.error.store_aligned(errors.data());
   running<T> total{m, T(0), T(0)};
   for (std::size_t k = 0; k < width; ++k) {
-    auto const added = math::two_sum(total.sum, sums[k]);
+    auto added = math::two_sum(total.sum, sums[k]);
     total.sum = added.hi;
     total.error += added.lo + errors[k];
   }
@@ -470,7 +470,7 @@ V probability(V z, V m, V sum, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / sum);
   // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0.
-  auto const masked_row = math::both(m == V(-inf), sum == sum);
+  auto masked_row = math::both(m == V(-inf), sum == sum);
   return math::select(math::either(masked_row, z == V(-inf)), V(0), p);
 }
 
@@ -479,7 +479,7 @@ V log_probability(V z, V m, V sum, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
   V const value = log_probability_given(z, m, math::log1p(sum - math::c<V>(1)), inv_t, t);
-  auto const masked_row = math::both(m == V(-inf), sum == sum);
+  auto masked_row = math::both(m == V(-inf), sum == sum);
   return math::select(masked_row, V(-inf), value);
 }
 

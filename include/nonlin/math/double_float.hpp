@@ -36,15 +36,15 @@ inline double_float<V> two_product(V const& a, V const& b) noexcept {
   constexpr T down = is_float ? T(0x1p-13) : T(0x1p-28);
   constexpr T up = is_float ? T(0x1p+13) : T(0x1p+28);
   auto split = [&](V const& x) {
-    auto const big = math::abs(x) > V(limit);
+    auto big = math::abs(x) > V(limit);
     V const xs = math::select(big, x * V(down), x);
     V const c = xs * V(splitter);
     V const high_scaled = c - (c - xs);
     V const high = math::select(big, high_scaled * V(up), high_scaled);
     return double_float<V>{high, x - high};
   };
-  auto const sa = split(a);
-  auto const sb = split(b);
+  auto sa = split(a);
+  auto sb = split(b);
   V const err = ((sa.hi * sb.hi - hi) + sa.hi * sb.lo + sa.lo * sb.hi) + sa.lo * sb.lo;
   // Where the product overflows or is not finite there is no low part to speak of.
   return {hi, math::select(math::abs(hi) < V(std::numeric_limits<T>::max()), err, V(0))};
@@ -65,7 +65,7 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
 // fast two-sum after ordering the operands by magnitude, whose s - big is exact.
 template <real_value V>
 inline double_float<V> two_sum_ordered(V const& a, V const& b) noexcept {
-  auto const a_bigger = math::abs(a) >= math::abs(b);
+  auto a_bigger = math::abs(a) >= math::abs(b);
   V const big = math::select(a_bigger, a, b);
   V const small = math::select(a_bigger, b, a);
   V const s = big + small;
@@ -93,7 +93,7 @@ inline double_float<V> constant(double_double value) noexcept {
 // (a.hi + a.lo) * x to about 2^-44 (float) relative, as hi + lo.
 template <real_value V>
 inline double_float<V> times(double_float<V> const& a, V const& x) noexcept {
-  auto const p = math::two_product(a.hi, x);
+  auto p = math::two_product(a.hi, x);
   return {p.hi, math::fma(a.lo, x, p.lo)};
 }
 

@@ -136,7 +136,7 @@ inline V scale(V const& y, V const& n) noexcept {
     }
   }
 #else
-  auto const [first, second] = math::scale_factors(n);
+  auto [first, second] = math::scale_factors(n);
   return (y * first) * second;
 #endif
 }
@@ -206,8 +206,8 @@ namespace detail {
 template <bool with_lo, real_value V>
 inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
-  auto const below = x < V(K::min_arg);
-  auto const reduction = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
+  auto below = x < V(K::min_arg);
+  auto reduction = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
   V const r = reduction.r;
   V low = reduction.lo;
   if constexpr (with_lo) {
@@ -276,7 +276,7 @@ inline V expm1(V const& x) noexcept {
   // Beyond these the result rounds to -1 or overflows; clamping keeps 2^n representable.
   V const low(K::expm1_low);
   V const xc = math::clamp_below(math::clamp_above(x, V(K::max_arg)), low);
-  auto const reduction = math::reduce_exp(xc);
+  auto reduction = math::reduce_exp(xc);
   V const n = reduction.n;
   V const m = math::expm1_reduced(reduction.r);
   // For n <= mantissa bits, 2^n - 1 is exact and one fma gives 2^n (1 + m) - 1 rounded once;
@@ -294,8 +294,8 @@ template <real_value V>
 inline V expm1_nonpositive(V const& x) noexcept {
   using T = scalar_t<V>;
   V const low(detail::exp_constants<T>::expm1_low);
-  auto const below = x < low;
-  auto const reduction = math::reduce_exp_clamped(math::select(below, low, x));
+  auto below = x < low;
+  auto reduction = math::reduce_exp_clamped(math::select(below, low, x));
   return math::select(below, V(T(-1)),
                       math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r)));
 }

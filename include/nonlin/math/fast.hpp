@@ -59,7 +59,7 @@ template <real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
   using K = math::detail::exp_constants<scalar_t<V>>;
   V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
-  auto const reduction = math::reduce_exp_clamped(a);
+  auto reduction = math::reduce_exp_clamped(a);
   V const m = math::expm1_reduced(reduction.r);
   V const e = math::scale(m + math::c<V>(1), reduction.n);
   return {a, m, reduction.n, e, fast::reciprocal(e + math::c<V>(1))};
@@ -74,8 +74,8 @@ struct sigmoid_pair {
 
 template <real_value V>
 inline sigmoid_pair<V> sigmoid_both(V const& z) noexcept {
-  auto const p = fast::logistic(z);
-  auto const right = z >= V(0);
+  auto p = fast::logistic(z);
+  auto right = z >= V(0);
   return {math::select(right, p.positive(), p.negative()),
           math::select(right, p.negative(), p.positive())};
 }
@@ -87,7 +87,7 @@ inline V tanh(V const& x) noexcept {
   using T = scalar_t<V>;
   constexpr T saturation = std::is_same_v<T, float> ? T(9) : T(19);
   V const a = math::clamp_above(math::abs(x), V(saturation));
-  auto const reduction = math::reduce_exp(math::neg(a + a));
+  auto reduction = math::reduce_exp(math::neg(a + a));
   V const p = math::expm1_reduced(reduction.r);
   V const two_n = math::scale(math::c<V>(1), reduction.n);
   V const one = math::c<V>(1);

@@ -71,7 +71,7 @@ inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
 // 2 d.hi d.lo.
 template <real_value V>
 inline double_float<V> square(double_float<V> const& d) noexcept {
-  auto const product = math::two_product(d.hi, d.hi);
+  auto product = math::two_product(d.hi, d.hi);
   return {product.hi, math::fma(d.hi + d.hi, d.lo, product.lo)};
 }
 
@@ -80,7 +80,7 @@ inline double_float<V> square(double_float<V> const& d) noexcept {
 // are corrections of 2^-24 relative: approx_reciprocal is plenty).
 template <real_value V>
 inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
-  auto const d2 = math::square(d);
+  auto d2 = math::square(d);
   V const k = n.hi / d2.hi;
   V const relative = math::fma(n.lo, math::approx_reciprocal(n.hi),
                                math::neg(d2.lo * math::approx_reciprocal(d2.hi)));
@@ -100,7 +100,7 @@ inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
 template <real_value V>
 inline double_float<V> quotient_by_square(double_float<V> const& n,
                                           double_float<V> const& d) noexcept {
-  auto const d2 = math::square(d);
+  auto d2 = math::square(d);
   V const hi = n.hi / d2.hi;
   V const residual = math::fma(math::neg(hi), d2.hi, n.hi) + n.lo;
   V const lo = math::fma(math::neg(hi), d2.lo, residual) * math::approx_reciprocal(d2.hi);
@@ -118,7 +118,7 @@ inline V sigmoid(V const& z) noexcept {
 // c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
-  auto const e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
+  auto e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
   auto const k =
       math::quotient_by_square(double_float<V>{power_of_two, V(0)}, math::one_plus(math::hi_lo(e)));
   return math::times(e, k);
@@ -144,8 +144,8 @@ inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
 // x sigma(z) for z = z.hi + z.lo: x / (1 + e) for z >= 0, e x / (1 + e) below.
 template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
-  auto const e = math::exp_minus_abs(z);
-  auto const d = math::one_plus(e.value());
+  auto e = math::exp_minus_abs(z);
+  auto d = math::one_plus(e.value());
   // Where e^z underflowed entirely, x sigma(z) -> 0 with x's sign, also for x = -inf.
   V const left =
       math::select(e.vanished(), math::sign_bit(x), math::times(e, math::quotient(x, d)));
@@ -163,15 +163,15 @@ template <real_value V>
 inline V x_sigmoid_derivative(double_float<V> const& z,
                               double_float<V> const& one_plus_slope) noexcept {
   V const one(scalar_t<V>(1));
-  auto const e = math::exp_minus_abs(z);
-  auto const ev = math::hi_lo(e);
-  auto const d = math::one_plus(ev);
+  auto e = math::exp_minus_abs(z);
+  auto ev = math::hi_lo(e);
+  auto d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
   // 1 + e (1 + x z') as hi + lo: e (1 + x z') <= 1.6 for every caller, so 1 - hi is exact.
   V const product_hi = math::fma(ev.hi, one_plus_slope.hi, one);
   V const product_lo = math::fma(ev.hi, one_plus_slope.hi, one - product_hi) +
                        math::fma(ev.hi, one_plus_slope.lo, ev.lo * one_plus_slope.hi);
-  auto const vanished_right = ev.hi == V(0);
+  auto vanished_right = ev.hi == V(0);
   V const right =
       math::divide_by_square(double_float<V>{math::select(vanished_right, one, product_hi),
                                              math::select(vanished_right, V(0), product_lo)},

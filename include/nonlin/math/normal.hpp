@@ -82,12 +82,12 @@ inline normal_at<V> normal(V const& x) noexcept {
       V(T(octaves - 1)));
   V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
   V const g = math::piecewise_horner(t, j, Tables::mills_tail);  // a m(a)
-  auto const a2 = math::two_product(at, at);                     // a^2 = h + l exactly
+  auto a2 = math::two_product(at, at);                     // a^2 = h + l exactly
   V const h = a2.hi;
   V const l = a2.lo;
   V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
   // One e^(-(h + l)/2) for all four results; each factor goes in before the final scale.
-  auto const e = math::exp_parts_nonpositive(h * math::c<V>(-0.5), l * math::c<V>(-0.5));
+  auto e = math::exp_parts_nonpositive(h * math::c<V>(-0.5), l * math::c<V>(-0.5));
   // Phi(-a) = phi(a) g / a; a Phi(-a) = phi(a) g; phi(a) (g/a - a) = phi(a) y (g - a^2).
   V const g_scaled = g * inv_sqrt_2pi_v;
   V const pdf = e.times(inv_sqrt_2pi_v);  // phi(x) for |x| <= 16 (0 beyond)
@@ -96,8 +96,8 @@ inline normal_at<V> normal(V const& x) noexcept {
   V const slope_left = e.times(y * math::fma(math::neg(h), inv_sqrt_2pi_v,
                                              math::fma(math::neg(l), inv_sqrt_2pi_v, g_scaled)));
 
-  auto const central = a <= one;
-  auto const negative = x < V(0);
+  auto central = a <= one;
+  auto negative = x < V(0);
   normal_at<V> out;
   out.cdf = math::select(central, central_cdf, math::select(negative, tail, one - tail));
   out.x_cdf = math::select(central, x * central_cdf,

@@ -23,9 +23,9 @@ struct near_root {
 template <real_value V, class Table>
 inline near_root<V> derivative_near_root(double_float<V> const& x, double root_hi, double root_lo,
                                          Table const& ratio) noexcept {
-  auto const root = math::constant<V>(double_double{root_hi, root_lo});
+  auto root = math::constant<V>(double_double{root_hi, root_lo});
   // d as hi + lo, and d R rounded once: (d.hi + d.lo) R = fma(d.hi, R, d.lo R).
-  auto const d = math::two_sum(x.hi - root.hi, x.lo - root.lo);
+  auto d = math::two_sum(x.hi - root.hi, x.lo - root.lo);
   V const t = math::fma(d.hi, math::c<V>(4.0 / 3.0), math::c<V>(1.0 / 3.0));
   V const ratio_value = math::horner(t, ratio[0]);
   V const value = math::fma(d.hi, ratio_value, d.lo * ratio_value);
