@@ -55,7 +55,7 @@ struct mish {
                                    math::select(split.vanished(), V(0), left));
     using R = math::tables::derivative_roots<scalar_t<V>>;
     auto near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::mish_root_hi,
-                                                 R::mish_root_lo, R::mish_ratio);
+                                           R::mish_root_lo, R::mish_ratio);
     return math::select(near.inside, near.value, generic);
   }
   template <real_value V>

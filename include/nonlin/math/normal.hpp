@@ -82,7 +82,7 @@ inline normal_at<V> normal(V const& x) noexcept {
       V(T(octaves - 1)));
   V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
   V const g = math::piecewise_horner(t, j, Tables::mills_tail);  // a m(a)
-  auto a2 = math::two_product(at, at);                     // a^2 = h + l exactly
+  auto a2 = math::two_product(at, at);                           // a^2 = h + l exactly
   V const h = a2.hi;
   V const l = a2.lo;
   V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
