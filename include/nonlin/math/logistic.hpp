@@ -119,7 +119,7 @@ inline V sigmoid(V const& z) noexcept {
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
   auto e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
-  auto const k =
+  auto k =
       math::quotient_by_square(double_float<V>{power_of_two, V(0)}, math::one_plus(math::hi_lo(e)));
   return math::times(e, k);
 }

@@ -26,29 +26,77 @@
 
 namespace nonlin::math {
 
-// Horner's rule with the coefficient row chosen per lane: rows[piece][k] t^k. The row is picked
-// by selects on masks computed once (P - 1 blends a coefficient): cheaper here than a gather,
-// which xsimd 8.1 may leave as an out-of-line per-lane loop.
-template <real_value V, class T, std::size_t W, std::size_t P>
-inline V piecewise_horner(V const& t, V const& piece,
-                          std::array<std::array<T, W>, P> const& rows) noexcept {
-  std::array<mask_t<V>, P> is_piece{};
-  for (std::size_t j = 1; j < P; ++j) {
-    is_piece[j] = piece == V(static_cast<scalar_t<V>>(j));
-  }
-  auto const coefficient = [&](std::size_t k) {
-    V c(rows[0][k]);
-    for (std::size_t j = 1; j < P; ++j) {
-      c = math::select(is_piece[j], V(rows[j][k]), c);
+// Horner's rule with the coefficient row chosen per lane: rows[piece][k] t^k, piece an integral
+// value in [0, P). Scalars index the row. A 512-bit batch picks each coefficient with one
+// vpermps/vpermpd from a register holding column k (the P - 1 selects of the generic path cost
+// P - 1 operations a coefficient); other batches select. The same coefficients either way, so
+// the same bits.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <auto const& rows, real_value V>
+inline V piecewise_horner(V const& t, V const& piece) noexcept {
+  constexpr std::size_t P = rows.size();
+  constexpr std::size_t W = rows[0].size();
+  if constexpr (!is_batch_v<V>) {
+    auto const& row = rows[static_cast<std::size_t>(piece)];
+    V p = row[W - 1];
+    for (std::size_t k = W - 1; k-- > 0;) {
+      p = math::fma(p, t, row[k]);
     }
-    return c;
-  };
-  V p = coefficient(W - 1);
-  for (std::size_t k = W - 1; k-- > 0;) {
-    p = math::fma(p, t, coefficient(k));
+    return p;
+  } else {
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+    if constexpr (sizeof(V) == 64 && P <= V::size) {
+      using T = scalar_t<V>;
+      // columns[k][j] = rows[j][k], padded to a register.
+      alignas(64) static constexpr auto columns = [] {
+        std::array<std::array<T, V::size>, W> c{};
+        for (std::size_t k = 0; k < W; ++k) {
+          for (std::size_t j = 0; j < P; ++j) {
+            c[k][j] = rows[j][k];
+          }
+        }
+        return c;
+      }();
+      auto const pick = [&](auto const& index, std::size_t k) {
+        if constexpr (std::is_same_v<T, float>) {
+          return V(_mm512_permutexvar_ps(index, V::load_aligned(columns[k].data())));
+        } else {
+          return V(_mm512_permutexvar_pd(index, V::load_aligned(columns[k].data())));
+        }
+      };
+      auto index = [&] {
+        if constexpr (std::is_same_v<T, float>) {
+          return _mm512_cvttps_epi32(piece);
+        } else {
+          return _mm512_cvttpd_epi64(piece);
+        }
+      }();
+      V p = pick(index, W - 1);
+      for (std::size_t k = W - 1; k-- > 0;) {
+        p = math::fma(p, t, pick(index, k));
+      }
+      return p;
+    }
+#endif
+    std::array<mask_t<V>, P> is_piece{};
+    for (std::size_t j = 1; j < P; ++j) {
+      is_piece[j] = piece == V(static_cast<scalar_t<V>>(j));
+    }
+    auto const coefficient = [&](std::size_t k) {
+      V c(rows[0][k]);
+      for (std::size_t j = 1; j < P; ++j) {
+        c = math::select(is_piece[j], V(rows[j][k]), c);
+      }
+      return c;
+    };
+    V p = coefficient(W - 1);
+    for (std::size_t k = W - 1; k-- > 0;) {
+      p = math::fma(p, t, coefficient(k));
+    }
+    return p;
   }
-  return p;
 }
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // What GELU needs of the normal distribution at x, all from one evaluation.
 template <real_value V>
@@ -59,7 +107,7 @@ struct normal_at {
 };
 
 template <real_value V>
-inline normal_at<V> normal(V const& x) noexcept {
+NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
   using T = scalar_t<V>;
   using Tables = tables::normal<T>;
   constexpr std::size_t octaves = Tables::mills_tail.size();
@@ -81,7 +129,7 @@ inline normal_at<V> normal(V const& x) noexcept {
       math::clamp_below(V(T(detail::exp_constants<T>::bias - 1)) - exponent, V(0)),
       V(T(octaves - 1)));
   V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
-  V const g = math::piecewise_horner(t, j, Tables::mills_tail);  // a m(a)
+  V const g = math::piecewise_horner<Tables::mills_tail>(t, j);  // a m(a)
   auto a2 = math::two_product(at, at);                           // a^2 = h + l exactly
   V const h = a2.hi;
   V const l = a2.lo;
