@@ -3,8 +3,8 @@
 
     tools/bench_compare.py BASE_BENCH NEW_BENCH --filter 'fwd/sigmoid/float/nonlin/262144'
 
-Each round runs both binaries once (in alternating order, so that a slow moment does not land on
-one side only) with the same filter; the table shows each side's median items/s over the rounds
+Each round runs every selected benchmark on both binaries back to back (in alternating order, so
+that a slow moment does not land on one side only); the table shows each side's median items/s over the rounds
 and the ratio new / base. Build the base from a worktree of the old commit, e.g.
     git worktree add /tmp/base HEAD~1 && cmake -S /tmp/base -B /tmp/base/build ... (as bench.sh)
 Never run it beside a build or the accuracy tool.
@@ -13,6 +13,7 @@ Never run it beside a build or the accuracy tool.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -37,13 +38,18 @@ def main():
     parser.add_argument("--min-time", default="0.05")
     args = parser.parse_args()
     samples = {"base": {}, "new": {}}
+    # The benchmarks the filter selects, then each one on its own, the two sides back to back:
+    # noise on this machine comes in bursts of seconds, which would otherwise land on one side.
+    names = list(run(args.base, args.filter, "0.001"))
     for round_index in range(args.rounds):
-        order = [("base", args.base), ("new", args.new)]
-        if round_index % 2:
-            order.reverse()
-        for side, binary in order:
-            for name, rate in run(binary, args.filter, args.min_time).items():
-                samples[side].setdefault(name, []).append(rate)
+        for name in names:
+            order = [("base", args.base), ("new", args.new)]
+            if round_index % 2:
+                order.reverse()
+            for side, binary in order:
+                exact = "^" + re.escape(name) + "$"
+                for got, rate in run(binary, exact, args.min_time).items():
+                    samples[side].setdefault(got, []).append(rate)
     names = [n for n in samples["base"] if n in samples["new"]]
     if not names:
         sys.exit("bench_compare.py: no benchmark ran on both sides")
