@@ -222,79 +222,56 @@ inline V copysign(V const& magnitude, V const& s) noexcept {
   return math::from_bits<V>(math::as_bits(math::abs(magnitude)) | math::as_bits(math::sign_bit(s)));
 }
 
-// NaN-propagating clamps: a NaN x comes out as NaN. x86's min/max(a, b) is "a < b ? a : b" /
-// "a > b ? a : b", b where either is NaN: with the bound first that is exactly the select (also
-// for -0 against +0), in one instruction instead of a compare and a blend.
+namespace detail {
+// x86's max (take_max) or min of (bound, x): "bound > x ? bound : x" / "bound < x ? bound : x",
+// x where either is NaN; one instruction on batches, the same select on scalars.
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <real_value V>
-inline V clamp_above(V const& x, V const& hi) noexcept {
+template <bool take_max, real_value V>
+inline V bound_or_x(V const& bound, V const& x) noexcept {
   if constexpr (is_batch_v<V>) {
     constexpr bool is_float = std::is_same_v<scalar_t<V>, float>;
 #if defined(__AVX512F__)
-    if constexpr (sizeof(V) == 64) {
-      if constexpr (is_float) {
-        return V(_mm512_min_ps(hi, x));
-      } else {
-        return V(_mm512_min_pd(hi, x));
-      }
+    if constexpr (sizeof(V) == 64 && is_float) {
+      return V(take_max ? _mm512_max_ps(bound, x) : _mm512_min_ps(bound, x));
+    } else if constexpr (sizeof(V) == 64) {
+      return V(take_max ? _mm512_max_pd(bound, x) : _mm512_min_pd(bound, x));
     }
 #endif
 #if defined(__AVX__)
-    if constexpr (sizeof(V) == 32) {
-      if constexpr (is_float) {
-        return V(_mm256_min_ps(hi, x));
-      } else {
-        return V(_mm256_min_pd(hi, x));
-      }
+    if constexpr (sizeof(V) == 32 && is_float) {
+      return V(take_max ? _mm256_max_ps(bound, x) : _mm256_min_ps(bound, x));
+    } else if constexpr (sizeof(V) == 32) {
+      return V(take_max ? _mm256_max_pd(bound, x) : _mm256_min_pd(bound, x));
     }
 #endif
 #if defined(__SSE2__)
-    if constexpr (sizeof(V) == 16) {
-      if constexpr (is_float) {
-        return V(_mm_min_ps(hi, x));
-      } else {
-        return V(_mm_min_pd(hi, x));
-      }
+    if constexpr (sizeof(V) == 16 && is_float) {
+      return V(take_max ? _mm_max_ps(bound, x) : _mm_min_ps(bound, x));
+    } else if constexpr (sizeof(V) == 16) {
+      return V(take_max ? _mm_max_pd(bound, x) : _mm_min_pd(bound, x));
     }
 #endif
   }
-  return math::select(x > hi, hi, x);
+  if constexpr (take_max) {
+    return math::select(bound > x, bound, x);
+  } else {
+    return math::select(bound < x, bound, x);
+  }
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+}  // namespace detail
+
+// NaN-propagating clamps: a NaN x comes out as NaN. With the bound first, x86's min/max is
+// exactly the select "x > hi ? hi : x" (also for -0 against +0), in one instruction instead of a
+// compare and a blend.
+template <real_value V>
+inline V clamp_above(V const& x, V const& hi) noexcept {
+  return detail::bound_or_x<false>(hi, x);
 }
 template <real_value V>
 inline V clamp_below(V const& x, V const& lo) noexcept {
-  if constexpr (is_batch_v<V>) {
-    constexpr bool is_float = std::is_same_v<scalar_t<V>, float>;
-#if defined(__AVX512F__)
-    if constexpr (sizeof(V) == 64) {
-      if constexpr (is_float) {
-        return V(_mm512_max_ps(lo, x));
-      } else {
-        return V(_mm512_max_pd(lo, x));
-      }
-    }
-#endif
-#if defined(__AVX__)
-    if constexpr (sizeof(V) == 32) {
-      if constexpr (is_float) {
-        return V(_mm256_max_ps(lo, x));
-      } else {
-        return V(_mm256_max_pd(lo, x));
-      }
-    }
-#endif
-#if defined(__SSE2__)
-    if constexpr (sizeof(V) == 16) {
-      if constexpr (is_float) {
-        return V(_mm_max_ps(lo, x));
-      } else {
-        return V(_mm_max_pd(lo, x));
-      }
-    }
-#endif
-  }
-  return math::select(x < lo, lo, x);
+  return detail::bound_or_x<true>(lo, x);
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // Where x is NaN give x, elsewhere v: for results that a select would otherwise make finite.
 template <real_value V>
