@@ -10,9 +10,12 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <xsimd/xsimd.hpp>
 
 #include <nonlin/nonlin.hpp>
 
@@ -299,6 +302,169 @@ TYPED_TEST(Reliability, MessagesShowTheRejectedValue) {
                               std::span<std::int64_t const>(targets), std::span<T>(y), 3);
       },
       {"nonlin::softmax_cross_entropy", "logits has 4 elements", "cols=3"});
+}
+
+// squared_relu backward is dy (2x): 2x overflowed first (x = max, dy = 0.5 gave inf, dy = 0 NaN).
+TYPED_TEST(Reliability, SquaredReluBackwardDoesNotOverflowInBetween) {
+  using T = TypeParam;
+  using L = std::numeric_limits<T>;
+  std::vector<T> const x = {L::max(), L::max(), L::max(), L::max(), -L::max()};
+  std::vector<T> const dy = {T(0.5), T(0), L::min(), T(-0.25), L::infinity()};
+  std::vector<T> dx(x.size());
+  backward(squared_relu{}, x, dy, dx);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    long double const exact = x[i] > 0 ? 2.0L * x[i] * dy[i] : 0.0L;
+    EXPECT_EQ(dx[i], static_cast<T>(exact)) << i;
+    EXPECT_TRUE(std::isfinite(dx[i])) << i;
+    EXPECT_EQ(squared_relu{}.backward(x[i], dy[i]), dx[i]) << i;
+  }
+}
+
+// mish keeps the sign of zero, as silu and the GELUs do (mish(-0) was +0).
+TYPED_TEST(Reliability, MishKeepsTheSignOfZero) {
+  using T = TypeParam;
+  std::vector<T> const x = {T(-0.0), T(0.0)};
+  std::vector<T> y(2);
+  forward(mish{}, x, y);
+  EXPECT_TRUE(std::signbit(y[0]));
+  EXPECT_FALSE(std::signbit(y[1]));
+  EXPECT_TRUE(std::signbit(mish{}(T(-0.0))));
+  EXPECT_EQ(y[0], T(0));
+  EXPECT_TRUE(std::signbit(silu{}(T(-0.0))));  // the rule mish now follows
+}
+
+// PReLU's dalpha where the terms cancel: per SIMD lane big, tiny, -big, tiny. The plain lane
+// sums lost the first tiny in big (dalpha off by 50 %); exact products and a compensated sum give
+// the exact 2 tiny per lane.
+TYPED_TEST(Reliability, PreluAlphaGradientWhereTermsCancel) {
+  using T = TypeParam;
+  constexpr std::size_t width = xsimd::batch<T>::size;
+  T const big = std::is_same_v<T, float> ? T(0x1p26) : T(0x1p55);
+  T const tiny = T(0.375);
+  for (std::size_t extra : {std::size_t{0}, std::size_t{3}}) {  // with a scalar tail too
+    prelu_shape const shape{.n = 2, .channels = 1, .inner = 4 * width + extra};
+    std::vector<T> x(shape.size(), T(-1));
+    std::vector<T> dy(shape.size());
+    std::size_t tinies = 0;
+    for (std::size_t i = 0; i < dy.size(); ++i) {
+      std::size_t const k = i % shape.inner;
+      std::size_t const step = k / width;
+      dy[i] = k >= 4 * width ? tiny : step == 0 ? big : step == 2 ? -big : tiny;
+      tinies += dy[i] == tiny ? 1 : 0;
+    }
+    std::vector<T> const alpha = {T(0.25)};
+    std::vector<T> dalpha(1);
+    std::vector<T> dx(shape.size());
+    prelu_backward(std::span<T const>(x), std::span<T const>(alpha), std::span<T const>(dy),
+                   std::span<T>(dx), std::span<T>(dalpha), shape);
+    EXPECT_EQ(dalpha[0], -T(tinies) * tiny) << extra;
+  }
+}
+
+// Soft targets that do not sum to 1: dz was p - q, not the gradient of the returned loss
+// (p sum q - q). Checked against central differences of the loss, in double.
+TEST(ReliabilityDouble, SoftTargetGradientIsTheLossGradientWhateverTheSumOfQ) {
+  std::vector<double> const z = {0.3, -1, 2, 0, 1.5, -0.5, 0.25, 3};
+  std::vector<double> const q = {0.1, 0.2, 0.3, 0.1, 0.5, 0.5, 0.5, 0.25};  // sums 0.7, 1.75
+  for (double const t : {1.0, 0.7}) {
+    for (reduction const r : {reduction::sum, reduction::mean}) {
+      auto loss_at = [&](std::vector<double> const& point) {
+        std::vector<double> scratch(point.size());
+        return softmax_cross_entropy(softmax{.temperature = t}, std::span<double const>(point),
+                                     std::span<double const>(q), std::span<double>(scratch), 4, r);
+      };
+      std::vector<double> dz(z.size());
+      softmax_cross_entropy(softmax{.temperature = t}, std::span<double const>(z),
+                            std::span<double const>(q), std::span<double>(dz), 4, r);
+      for (std::size_t i = 0; i < z.size(); ++i) {
+        double const h = 1e-6;
+        std::vector<double> up = z;
+        std::vector<double> down = z;
+        up[i] += h;
+        down[i] -= h;
+        EXPECT_NEAR(dz[i], (loss_at(up) - loss_at(down)) / (2 * h), 1e-8) << i << " T = " << t;
+      }
+    }
+  }
+}
+
+// A row with a NaN or +inf is NaN throughout, its masked (-inf) entries included, as the README
+// says (they were kept at p = 0, log p = -inf); the other rows are not touched. Both layouts.
+TYPED_TEST(Reliability, PoisonedRowsAreNanThroughout) {
+  using T = TypeParam;
+  T const inf = std::numeric_limits<T>::infinity();
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> const x = {inf, -inf, T(1), nan, -inf, T(0), T(1), -inf, T(2)};
+  // The same three rows as columns of (outer 1, axis 3, inner 3): the strided path.
+  std::vector<T> xt(x.size());
+  for (std::size_t j = 0; j < 3; ++j) {
+    for (std::size_t a = 0; a < 3; ++a) {
+      xt[a * 3 + j] = x[j * 3 + a];
+    }
+  }
+  for (bool const log : {false, true}) {
+    std::vector<T> rows(x.size());
+    std::vector<T> axis(x.size());
+    auto run = [&](auto f) {
+      forward(f, std::span<T const>(x), std::span<T>(rows), 3);
+      forward(f, std::span<T const>(xt), std::span<T>(axis), axis_layout{1, 3, 3});
+    };
+    if (log) {
+      run(log_softmax{});
+    } else {
+      run(softmax{});
+    }
+    for (std::size_t j = 0; j < 3; ++j) {
+      for (std::size_t a = 0; a < 3; ++a) {
+        T const from_rows = rows[j * 3 + a];
+        T const from_axis = axis[a * 3 + j];
+        if (j < 2) {
+          EXPECT_TRUE(std::isnan(from_rows)) << j << " " << a << " log " << log;
+          EXPECT_TRUE(std::isnan(from_axis)) << j << " " << a << " log " << log;
+        } else {
+          EXPECT_FALSE(std::isnan(from_rows) || std::isnan(from_axis)) << a;
+        }
+      }
+    }
+    EXPECT_EQ(rows[7], log ? -inf : T(0));  // the masked entry of the finite row
+    EXPECT_EQ(axis[1 * 3 + 2], log ? -inf : T(0));
+    EXPECT_TRUE(std::isfinite(rows[6]) && std::isfinite(rows[8]));
+  }
+}
+
+// The gate gradient dy value act'(gate): dy value overflowed first (glu, value = max, gate = 0,
+// dy = 2 gave inf; the true value is max / 2).
+TYPED_TEST(Reliability, GateGradientDoesNotOverflowInBetween) {
+  using T = TypeParam;
+  T const big = std::numeric_limits<T>::max();
+  std::vector<T> const value(19, big);  // a full batch and a tail
+  std::vector<T> const gate(19, T(0));
+  std::vector<T> const dy(19, T(2));
+  std::vector<T> d_value(19);
+  std::vector<T> d_gate(19);
+  auto check = [&](auto const& f, T slope, char const* name) {
+    gated_backward(f, value, gate, dy, d_value, d_gate);
+    for (std::size_t i = 0; i < d_gate.size(); ++i) {
+      EXPECT_TRUE(std::isfinite(d_gate[i])) << name << " " << i;
+      EXPECT_NEAR(d_gate[i] / big, T(2) * slope, 1e-6) << name << " " << i;
+    }
+    EXPECT_EQ(f.backward(big, T(0), T(2)).d_gate, d_gate[0]) << name;
+  };
+  check(glu{}, T(0.25), "glu");  // sigmoid'(0)
+  check(swiglu{}, T(0.5), "swiglu");
+  check(geglu{}, T(0.5), "geglu");
+  check(reglu{}, T(0), "reglu");  // relu'(0) = 0: selected, was already right
+  // The fused layout runs the same functor.
+  std::vector<T> x;
+  for (std::size_t i = 0; i < 19; ++i) {
+    x.push_back(big);
+  }
+  for (std::size_t i = 0; i < 19; ++i) {
+    x.push_back(T(0));
+  }
+  std::vector<T> dx(x.size());
+  gated_backward_fused(glu{}, x, dy, dx, 1, glu_split::value_first);
+  EXPECT_EQ(dx[19], big / 2);
 }
 
 }  // namespace

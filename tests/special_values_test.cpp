@@ -13,6 +13,7 @@
 #include <nonlin/nonlin.hpp>
 
 #include "support/functors.hpp"
+#include "support/inputs.hpp"
 #include "support/value_types.hpp"
 
 namespace nonlin::test {
@@ -169,6 +170,19 @@ TYPED_TEST(SpecialValues, KinkPolicy) {
   T const inf = std::numeric_limits<T>::infinity();
   EXPECT_EQ(lane(relu{}.backward(V(T(-1)), V(inf)), 0), T(0));
   EXPECT_EQ(lane(relu6{}.backward(V(T(7)), V(inf)), 0), T(0));
+  // The same in every zero-gradient region of the family, hard sigmoid and swish included.
+  for (T const x : {T(-5), T(-3), T(3), T(5)}) {
+    EXPECT_TRUE(same_bits(lane(hardsigmoid{}.backward(V(x), V(inf)), 0), T(0))) << x;
+    EXPECT_TRUE(same_bits(lane(hardsigmoid{}.backward(V(x), V(T(-1))), 0), T(0))) << x;
+  }
+  for (T const y : {T(0), T(1)}) {
+    EXPECT_TRUE(same_bits(lane(hardsigmoid{}.backward_from_output(V(y), V(inf)), 0), T(0))) << y;
+  }
+  EXPECT_TRUE(same_bits(lane(hardswish{}.backward(V(T(-5)), V(inf)), 0), T(0)));
+  EXPECT_TRUE(same_bits(lane(hardswish{}.backward(V(T(-3)), V(T(-2))), 0), T(0)));
+  EXPECT_EQ(lane(hardswish{}.backward(V(T(5)), V(inf)), 0), inf);  // slope 1: dy itself
+  EXPECT_TRUE(same_bits(lane(squared_relu{}.backward(V(T(-1)), V(inf)), 0), T(0)));
+  EXPECT_TRUE(same_bits(lane(squared_relu{}.backward(V(T(0)), V(T(-2))), 0), T(0)));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 //
 // Backward gives both gradients in one pass ("both paths get gradients"):
 //   d_value = dy * act(gate),   d_gate = act.backward(gate, dy * value) = dy * value * act'(gate)
+// (act.backward(gate, dy) * value where dy * value alone overflows and the result need not)
 // d_gate goes through act.backward so that it follows act's own policy: for the
 // piecewise-linear acts (relu, identity) backward *selects* its dy, so where act' is a hard
 // zero d_gate is +0 even if dy * value is infinite or NaN (as PyTorch's threshold_backward);
@@ -30,6 +31,7 @@
 #include <array>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <ranges>
 #include <span>
 #include <stdexcept>
@@ -41,6 +43,7 @@
 #include "concepts.hpp"
 #include "gelu.hpp"
 #include "kernels.hpp"
+#include "math/ops.hpp"
 #include "piecewise.hpp"
 #include "sigmoid.hpp"
 #include "silu.hpp"
@@ -67,12 +70,25 @@ struct gated {
   template <real_value V>
   requires unary_activation<Act, V> gated_gradient<V> backward(V value, V gate, V dy)
   const noexcept {
+    // dy value can overflow where dy value act'(gate) does not (sigmoid' <= 1/4: value = max,
+    // dy = 2 at gate = 0 is max / 2). Those lanes take act.backward(gate, dy) value instead:
+    // rare, so the second evaluation runs only when a batch has one.
+    constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+    V const product = dy * value;
+    auto overflowed = math::both(math::abs(product) == V(inf),
+                                 math::both(math::abs(dy) < V(inf), math::abs(value) < V(inf)));
     if constexpr (requires { act.value_and_derivative(gate); }) {
       // One evaluation for act and act' (gelu_exact); the same bits as act.backward.
       auto both = act.value_and_derivative(gate);
-      return {dy * both.value, (dy * value) * both.derivative};
+      V const d_gate =
+          math::select(overflowed, (dy * both.derivative) * value, product * both.derivative);
+      return {dy * both.value, d_gate};
     } else {
-      return {dy * act(gate), act.backward(gate, dy * value)};
+      V d_gate = act.backward(gate, product);
+      if (math::any(overflowed)) {
+        d_gate = math::select(overflowed, act.backward(gate, dy) * value, d_gate);
+      }
+      return {dy * act(gate), d_gate};
     }
   }
 };

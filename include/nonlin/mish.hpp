@@ -30,7 +30,9 @@ struct mish {
     // x tanh(sp) = x - x q, q = 2e^2 / P <= 2/5: the roundings of the small q hardly count
     // (x (1 + 2e) / P rounds four times at full weight); q = 0 leaves x, also x = +inf.
     V const q = (two_e * e) / math::fma(two_e, one + e, one);
-    V const right = math::select(q == V(0), x, math::fma(math::neg(x), q, x));
+    // q = 0 also leaves x = +-0 as it is: mish keeps the sign of zero, as silu and the GELUs.
+    V const right =
+        math::select(math::either(q == V(0), x == V(0)), x, math::fma(math::neg(x), q, x));
     auto e_plus_2 = math::two_sum(math::c<V>(2), e);
     V const x_e_plus_2 = math::fma(x, e_plus_2.hi, x * e_plus_2.lo);
     V const left = math::times(split, math::quotient(x_e_plus_2, denominator_left(e)));

@@ -10,6 +10,8 @@
 // backward selects dy (no multiply), so dy = inf or NaN at a zero-gradient position gives 0;
 // a NaN x gives NaN in every member.
 
+#include <limits>
+
 #include "concepts.hpp"
 #include "math/ops.hpp"
 
@@ -194,9 +196,16 @@ struct squared_relu {
     V const r = relu()(x);
     return r + r;
   }
+  // dy (2x) as (dy x) 2 where 2x would overflow (x > max / 2: dy x cannot be subnormal there, so
+  // doubling it is exact); elsewhere dy (2x), 2x exact, rounded once. 0 where x <= 0, selected
+  // as in relu (an infinite dy gives 0, not NaN).
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const r = relu()(x);
+    V const scaled = dy * r;
+    V const product = math::select(r > V(std::numeric_limits<scalar_t<V>>::max() / 2),
+                                   scaled + scaled, dy * (r + r));
+    return math::keep_nan(x, math::select(x > V(0), product, V(0)));
   }
 };
 

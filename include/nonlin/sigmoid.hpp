@@ -114,22 +114,24 @@ struct hardsigmoid {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
-    return math::keep_nan(x, math::select(inside, math::c<V>(1.0 / 6.0), V(0)));
+    return backward(x, math::c<V>(1));
   }
+  // Selects, as the piecewise-linear family does: 0 on the saturation regions whatever dy is
+  // (dy = inf there gives 0, not NaN).
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
+    return math::keep_nan(x, math::select(inside, dy * math::c<V>(1.0 / 6.0), V(0)));
   }
   // 0 < y < 1 exactly where -3 < x < 3.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    auto inside = math::both(y > V(0), y < math::c<V>(1));
-    return math::keep_nan(y, math::select(inside, math::c<V>(1.0 / 6.0), V(0)));
+    return backward_from_output(y, math::c<V>(1));
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
-    return dy * derivative_from_output(y);
+    auto inside = math::both(y > V(0), y < math::c<V>(1));
+    return math::keep_nan(y, math::select(inside, dy * math::c<V>(1.0 / 6.0), V(0)));
   }
 };
 

@@ -109,14 +109,15 @@ struct hardswish {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    V const inner = (x + x + math::c<V>(3)) / math::c<V>(6);
-    V const outer = math::select(x <= math::c<V>(-3), V(0), math::c<V>(1));
-    auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
-    return math::keep_nan(x, math::select(inside, inner, outer));
+    return backward(x, math::c<V>(1));
   }
+  // Selects on the pieces whose derivative is 0 or 1 (dy = inf at x <= -3 gives 0, not NaN).
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const inner = (x + x + math::c<V>(3)) / math::c<V>(6);
+    V const outer = math::select(x <= math::c<V>(-3), V(0), dy);
+    auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
+    return math::keep_nan(x, math::select(inside, dy * inner, outer));
   }
 };
 

@@ -9,7 +9,8 @@
 //   log p_i   = (z_i - m) / T - log s                (finite where p_i underflows to 0)
 //   softmax backward:      dz = p (dp - <p, dp>) / T
 //   log_softmax backward:  dz = (g - p sum g) / T,  p = exp(log p)
-//   cross-entropy:         loss = -sum q log p,  dz = (p - q) / T  (/ rows that count, for mean)
+//   cross-entropy:         loss = -sum q log p,  dz = (p sum q - q) / T  (/ rows that count, for
+//                          mean; p - q where q sums to 1, as hard targets do)
 //
 // One pass finds m and s together (the running sum is rescaled when a lane's maximum grows), one
 // more writes the outputs. z - m is carried as hi + lo into exp, so the subtraction costs no
@@ -17,8 +18,8 @@
 // (T = 0 would be greedy selection, which is the caller's rule, not a softmax).
 // Masking: -inf entries are masked positions: p = 0, log p = -inf, gradient 0 there. A row whose
 // entries are all -inf gives p = 0, log p = -inf, zero gradients and zero loss (PyTorch gives
-// NaN; masked attention wants zeros). A NaN or +inf anywhere in a row makes that row NaN; other
-// rows are not affected.
+// NaN; masked attention wants zeros). A NaN or +inf anywhere in a row makes that row NaN, its
+// masked entries included; other rows are not affected.
 
 #include <algorithm>
 #include <array>
@@ -469,9 +470,11 @@ template <class V>
 V probability(V z, V m, V sum, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / sum);
-  // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0.
+  // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0; a row
+  // with a NaN or +inf (sum is NaN) is NaN throughout, masked entries included.
   auto masked_row = math::both(m == V(-inf), sum == sum);
-  return math::select(math::either(masked_row, z == V(-inf)), V(0), p);
+  auto masked_entry = math::both(z == V(-inf), sum == sum);
+  return math::select(math::either(masked_row, masked_entry), V(0), p);
 }
 
 template <class V>
@@ -480,7 +483,7 @@ V log_probability(V z, V m, V sum, V inv_t, V t) {
   // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
   V const value = log_probability_given(z, m, math::log1p(sum - math::c<V>(1)), inv_t, t);
   auto masked_row = math::both(m == V(-inf), sum == sum);
-  return math::select(masked_row, V(-inf), value);
+  return math::select(masked_row, V(-inf), math::select(sum == sum, value, sum));
 }
 
 }  // namespace detail
@@ -606,16 +609,19 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
     T* g = dz.data() + row * cols;
     bool const masked = std::all_of(g, g + cols, [](T v) { return v == -inf; });
     T loss = 0;
+    T q_sum = 0;  // 1 for hard targets; soft targets need not sum to 1
     if (counts(row) && !masked) {
       for (std::size_t i = 0; i < cols; ++i) {
         T const qi = q(row, i);
         loss -= qi == T(0) ? T(0) : qi * g[i];
+        q_sum += qi;
       }
     }
     for (std::size_t i = 0; i < cols; ++i) {
-      // (p - q) / T, scaled for the mean; 0 for rows that do not count or are fully masked.
+      // d loss / d z = (p sum q - q) / T (p - q where q sums to 1), scaled for the mean; 0 for
+      // rows that do not count or are fully masked.
       T const p = g[i] == -inf ? T(0) : math::exp(g[i]);
-      g[i] = (counts(row) && !masked) ? (p - q(row, i)) / t * scale : T(0);
+      g[i] = (counts(row) && !masked) ? (p * q_sum - q(row, i)) / t * scale : T(0);
     }
     if (!losses.empty()) {
       losses[row] = loss;
@@ -667,7 +673,9 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
       [&](std::size_t row) { return targets[row] != ignore_index; });
 }
 
-// The same with soft targets: q holds a distribution per row (rows sum to 1).
+// The same with soft targets: q holds a distribution per row. A row of q that does not sum to 1
+// (label weights, a mixture) is taken as it is: dz is the gradient of the loss returned,
+// (p sum q - q) / T, not p - q.
 template <class Arch = xsimd::default_arch, real_scalar T>
 T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
                         std::span<T> dz, std::size_t cols, reduction r = reduction::mean,
