@@ -467,5 +467,57 @@ TYPED_TEST(Reliability, GateGradientDoesNotOverflowInBetween) {
   EXPECT_EQ(dx[19], big / 2);
 }
 
+// log_softmax where (z - m) / T is below -max: NaN (inf - inf in the quotient's low part)
+// instead of -inf; cross-entropy then gave dz = NaN and a NaN loss where the true loss is +inf.
+TYPED_TEST(Reliability, LogSoftmaxBelowTheRangeIsMinusInfinity) {
+  using T = TypeParam;
+  using L = std::numeric_limits<T>;
+  T const inf = L::infinity();
+  struct row_case {
+    std::vector<T> z;
+    double t;
+  };
+  std::vector<row_case> cases = {{{L::max(), -L::max()}, 1.0},
+                                 {{L::max() / 2, -L::max() / 2}, 0.5},
+                                 {{T(0), T(-1e10)}, std::is_same_v<T, float> ? 1e-30 : 1e-300},
+                                 {{T(1000), T(0)}, std::is_same_v<T, float> ? 2e-38 : 1e-307}};
+  for (row_case const& c : cases) {
+    for (bool const strided : {false, true}) {
+      std::vector<T> lp(2);
+      std::vector<T> p(2);
+      // The strided layout: each row twice, side by side (inner = 2).
+      if (strided) {
+        std::vector<T> const zt = {c.z[0], c.z[0], c.z[1], c.z[1]};
+        std::vector<T> lpt(4);
+        std::vector<T> pt(4);
+        forward(log_softmax{c.t}, std::span<T const>(zt), std::span<T>(lpt), axis_layout{1, 2, 2});
+        forward(softmax{c.t}, std::span<T const>(zt), std::span<T>(pt), axis_layout{1, 2, 2});
+        lp = {lpt[0], lpt[2]};
+        p = {pt[0], pt[2]};
+      } else {
+        forward(log_softmax{c.t}, std::span<T const>(c.z), std::span<T>(lp), 2);
+        forward(softmax{c.t}, std::span<T const>(c.z), std::span<T>(p), 2);
+      }
+      EXPECT_EQ(lp[0], T(0)) << c.t << " strided " << strided;
+      EXPECT_EQ(lp[1], -inf) << c.t << " strided " << strided;
+      EXPECT_EQ(p[0], T(1));
+      EXPECT_EQ(p[1], T(0));
+    }
+    std::vector<T> dz(2);
+    std::vector<std::int64_t> const first = {0};
+    T const loss0 =
+        softmax_cross_entropy(softmax{c.t}, std::span<T const>(c.z),
+                              std::span<std::int64_t const>(first), std::span<T>(dz), 2);
+    EXPECT_EQ(loss0, T(0));
+    EXPECT_EQ(dz[0], T(0));
+    EXPECT_EQ(dz[1], T(0));
+    std::vector<std::int64_t> const second = {1};
+    T const loss1 =
+        softmax_cross_entropy(softmax{c.t}, std::span<T const>(c.z),
+                              std::span<std::int64_t const>(second), std::span<T>(dz), 2);
+    EXPECT_EQ(loss1, inf) << c.t;
+  }
+}
+
 }  // namespace
 }  // namespace nonlin::test

@@ -151,12 +151,14 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
   return math::exp_parts_nonpositive(q.hi, q.lo);
 }
 
-// log p = (z - m) / T - log s for a row's log s; -inf entries stay -inf.
+// log p = (z - m) / T - log s for a row's log s. Where (z - m) / T is -inf (a masked entry, or
+// finite z and m so far apart, or T so small, that the quotient overflows: the true log p is
+// below -max) log p is -inf; the low part, NaN there (inf - inf), is left out.
 template <bool unit_temperature = false, class V>
 inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
   auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   V const value = (q.hi - log_sum) + q.lo;
-  return math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), z, value);
+  return math::select(q.hi == V(-std::numeric_limits<scalar_t<V>>::infinity()), q.hi, value);
 }
 
 template <class V>
