@@ -151,6 +151,14 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
   return math::exp_parts_nonpositive(q.hi, q.lo);
 }
 
+// log s for the row's compensated sum s = hi + lo >= 1 (the maximum contributes e^0):
+// log1p((hi - 1) + lo), hi - 1 exact below 2. The low part counts where the other entries add
+// less than an ulp to 1: then s - 1 is all in lo, and log p of the maximum is -lo, not 0.
+template <class V>
+inline V log_of_sum(V hi, V lo) {
+  return math::log1p((hi - math::c<V>(1)) + lo);
+}
+
 // log p = (z - m) / T - log s for a row's log s. Where (z - m) / T is -inf (a masked entry, or
 // finite z and m so far apart, or T so small, that the quotient overflows: the true log p is
 // below -max) log p is -inf; the low part, NaN there (inf - inf), is left out.
@@ -279,7 +287,7 @@ inline bool row_maximum(T const* z, std::size_t n, T& m) {
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
 // with `terms`, each term is stored there too (softmax scales them in place afterwards).
 template <class Arch, bool unit_temperature, class T>
-inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
+inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
   B const bm(m);
@@ -321,7 +329,7 @@ inline T row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
     total.sum = added.hi;
     total.error += added.lo + errors[k];
   }
-  return total.total();
+  return {total.sum, total.error};
 }
 
 // Normalises every row of `shape` over its axis. Rows of the rows layout whose entries are
@@ -346,17 +354,17 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
       bool const bad = row_maximum<Arch>(z, shape.axis, row_max);
       if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
         T* const terms = keep_terms ? row_out : nullptr;
-        T const sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
-                                : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
+        auto sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
+                             : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
         if constexpr (keep_terms) {
           // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow).
-          B const inv_sum(T(1) / sum);
+          B const inv_sum(T(1) / (sum.hi + sum.lo));
           elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
                             std::span<T const>(row_out, shape.axis));
         } else {
           // log s once per row (s >= 1: log1p(s - 1), s - 1 exact below 2).
           B const m(row_max);
-          B const log_sum(math::log1p(sum - T(1)));
+          B const log_sum(log_of_sum(sum.hi, sum.lo));
           B const binv_t(inv_t);
           B const bt(t);
           std::span<T> const out_row(row_out, shape.axis);
@@ -393,7 +401,8 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
       running<T> const stats = combine(even, odd, inv_t, t);
       B const m(stats.max);
       B const sum(stats.sum);
-      elementwise<Arch>([&](B zb) { return out(zb, m, sum, B(inv_t), B(t)); },
+      B const sum_lo(stats.error);
+      elementwise<Arch>([&](B zb) { return out(zb, m, sum, sum_lo, B(inv_t), B(t)); },
                         std::span<T>(y + r * shape.axis, shape.axis),
                         std::span<T const>(z, shape.axis));
     }
@@ -408,10 +417,11 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
       for (std::size_t a = 0; a < shape.axis; ++a) {
         update(lanes, load_lanes<B>(x + at(a), used), B(inv_t), B(t));
       }
-      B const sum = lanes.total();
+      // The compensated sum as hi + lo: log_softmax keeps the low part (log s - 0 where the
+      // other entries add less than an ulp to the maximum's 1).
       for (std::size_t a = 0; a < shape.axis; ++a) {
         B const z = load_lanes<B>(x + at(a), used);
-        store_lanes(out(z, lanes.max, sum, B(inv_t), B(t)), y + at(a), used);
+        store_lanes(out(z, lanes.max, lanes.sum, lanes.error, B(inv_t), B(t)), y + at(a), used);
       }
     }
   }
@@ -469,9 +479,9 @@ NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // The per-element outputs, one text for batches and scalars.
 template <class V>
-V probability(V z, V m, V sum, V inv_t, V t) {
+V probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
-  V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / sum);
+  V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / (sum + sum_lo));
   // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0; a row
   // with a NaN or +inf (sum is NaN) is NaN throughout, masked entries included.
   auto masked_row = math::both(m == V(-inf), sum == sum);
@@ -480,10 +490,9 @@ V probability(V z, V m, V sum, V inv_t, V t) {
 }
 
 template <class V>
-V log_probability(V z, V m, V sum, V inv_t, V t) {
+V log_probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
-  // s >= 1 (the maximum contributes e^0), so log s = log1p(s - 1) with s - 1 exact below 2.
-  V const value = log_probability_given(z, m, math::log1p(sum - math::c<V>(1)), inv_t, t);
+  V const value = log_probability_given(z, m, log_of_sum(sum, sum_lo), inv_t, t);
   auto masked_row = math::both(m == V(-inf), sum == sum);
   return math::select(masked_row, V(-inf), math::select(sum == sum, value, sum));
 }
@@ -517,11 +526,11 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
   detail::normalise<Arch, !log>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
-                                [](auto z, auto m, auto s, auto it, auto t) {
+                                [](auto z, auto m, auto s, auto s_lo, auto it, auto t) {
                                   if constexpr (log) {
-                                    return detail::log_probability(z, m, s, it, t);
+                                    return detail::log_probability(z, m, s, s_lo, it, t);
                                   } else {
-                                    return detail::probability(z, m, s, it, t);
+                                    return detail::probability(z, m, s, s_lo, it, t);
                                   }
                                 });
 }
