@@ -71,8 +71,9 @@ struct gated {
   requires unary_activation<Act, V> gated_gradient<V> backward(V value, V gate, V dy)
   const noexcept {
     // dy value can overflow where dy value act'(gate) does not (sigmoid' <= 1/4: value = max,
-    // dy = 2 at gate = 0 is max / 2). Those lanes take act.backward(gate, dy) value instead:
-    // rare, so the second evaluation runs only when a batch has one.
+    // dy = 2 at gate = 0 is max / 2). Those lanes take act.backward(gate, dy) value instead,
+    // from the same single evaluation of act.backward (its dy argument selected per lane), so
+    // the other lanes keep their bits and the loop its length.
     constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
     V const product = dy * value;
     auto overflowed = math::both(math::abs(product) == V(inf),
@@ -80,15 +81,11 @@ struct gated {
     if constexpr (requires { act.value_and_derivative(gate); }) {
       // One evaluation for act and act' (gelu_exact); the same bits as act.backward.
       auto both = act.value_and_derivative(gate);
-      V const d_gate =
-          math::select(overflowed, (dy * both.derivative) * value, product * both.derivative);
-      return {dy * both.value, d_gate};
+      V const d_gate = math::select(overflowed, dy, product) * both.derivative;
+      return {dy * both.value, math::select(overflowed, d_gate * value, d_gate)};
     } else {
-      V d_gate = act.backward(gate, product);
-      if (math::any(overflowed)) {
-        d_gate = math::select(overflowed, act.backward(gate, dy) * value, d_gate);
-      }
-      return {dy * act(gate), d_gate};
+      V const d_gate = act.backward(gate, math::select(overflowed, dy, product));
+      return {dy * act(gate), math::select(overflowed, d_gate * value, d_gate)};
     }
   }
 };
