@@ -307,14 +307,13 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   B const binv_t(inv_t);
   B const bt(t);
   running<B> lanes{bm, B(T(0)), B(T(0)), B(T(0))};
-  auto add = [&](B const& term) { lanes.add(term); };
   std::size_t i = 0;
   for (; i + width <= n; i += width) {
     B const term = shifted_exp<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt).value();
     if (terms != nullptr) {
       term.store_unaligned(terms + i);
     }
-    add(term);
+    lanes.add(term);
   }
   if (i < n) {
     alignas(Arch::alignment()) std::array<T, width> tail;
@@ -322,7 +321,7 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
     std::copy_n(z + i, n - i, tail.begin());
     B const term =
         shifted_exp<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt).value();
-    add(term);
+    lanes.add(term);
     if (terms != nullptr) {
       term.store_aligned(tail.data());
       std::copy_n(tail.begin(), n - i, terms + i);
