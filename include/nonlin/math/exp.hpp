@@ -143,24 +143,37 @@ inline V scale(V const& y, V const& n) noexcept {
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // The reduced argument of e^x: x = n ln2 + r + lo, n integral, |r| <= ln2/2 (x clamped first);
-// lo is what rounding r lost, for the callers that keep it.
+// lo, what rounding r lost, is reduction_error's, for the callers that keep it. (Two members:
+// GCC 12 left a dead zmm store per batch for a third one that the caller did not use.)
 template <real_value V>
 struct reduced {
   V r;
   V n;
-  V lo;
 };
 
+// x - n ln2_head, exact: n ln2_head has trailing zero bits.
+template <real_value V>
+inline V reduction_head(V const& xc, V const& n) noexcept {
+  return math::fma(n, V(-detail::exp_constants<scalar_t<V>>::ln2_head), xc);
+}
+
 // The reduction of an argument already within [min_arg, max_arg]. n ln2_head is exact, and so is
-// x - n ln2_head; only the tail's step rounds, and the fma of its rounding error gives lo.
+// x - n ln2_head; only the tail's step rounds.
 template <real_value V>
 inline reduced<V> reduce_exp_clamped(V const& xc) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   V const magic(K::magic);
   V const n = math::fma(xc, V(K::log2e), magic) - magic;
-  V const head = math::fma(n, V(-K::ln2_head), xc);
-  V const r = math::fma(n, V(-K::ln2_tail), head);
-  return {r, n, math::fma(n, V(-K::ln2_tail), head - r)};
+  return {math::fma(n, V(-K::ln2_tail), math::reduction_head(xc, n)), n};
+}
+
+// What rounding the reduction's tail step lost, by an fma of its error (the head is the same
+// expression as the reduction's, so the compiler computes it once).
+template <real_value V>
+inline V reduction_error(V const& xc, reduced<V> const& reduction) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  return math::fma(reduction.n, V(-K::ln2_tail),
+                   math::reduction_head(xc, reduction.n) - reduction.r);
 }
 
 template <real_value V>
@@ -207,9 +220,10 @@ template <bool with_lo, real_value V>
 inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto below = x < V(K::min_arg);
-  auto reduction = math::reduce_exp_clamped(math::select(below, V(K::min_arg), x));
+  V const xc = math::select(below, V(K::min_arg), x);
+  auto reduction = math::reduce_exp_clamped(xc);
   V const r = reduction.r;
-  V low = reduction.lo;
+  V low = math::reduction_error(xc, reduction);
   if constexpr (with_lo) {
     low = low + lo;
   }
@@ -223,6 +237,36 @@ inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
   return {math::select(below, math::c<V>(-1), m), math::select(below, V(0), m_lo), reduction.n};
 }
 }  // namespace detail
+
+// e^x as (1 + m) 2^n, m = e^r - 1 rounded once and nothing kept of its rounding or of the
+// reduction's: within 1 ulp (half from m, half from 1 + m), for the callers that round the
+// result once more anyway (a quotient, a log1p). Below exp's lowest argument the clamp leaves
+// e^min_arg, whose value and whose products with any |k| < 2^16 are 0.
+template <real_value V>
+struct exp_scaled {
+  V m;
+  V n;
+
+  V value() const noexcept { return math::scale(math::c<V>(1) + m, n); }
+  V times(V const& k) const noexcept { return math::scale(math::fma(k, m, k), n); }
+};
+
+// e^(x + lo) for x <= max_arg (or NaN) as exp_scaled: lo is folded into the reduced argument
+// (one addition; leaving it out costs 64-196 ulp where x is a rounded product), the clamp below
+// is one max.
+template <real_value V>
+inline exp_scaled<V> exp_scaled_nonpositive(V const& x, V const& lo) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, V(K::min_arg)));
+  return {math::expm1_reduced(reduction.r + lo), reduction.n};
+}
+
+template <real_value V>
+inline exp_scaled<V> exp_scaled_nonpositive(V const& x) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, V(K::min_arg)));
+  return {math::expm1_reduced(reduction.r), reduction.n};
+}
 
 // e^(x + lo) where it cannot overflow (x <= max_arg, or NaN): the exps of the activations, whose
 // arguments are <= 0 (-|z|, -h^2/2, z - max). No upper clamp and no infinity to mark, two
@@ -248,16 +292,17 @@ inline exp_split<V> exp_parts(V const& x, V const& lo = V(0)) noexcept {
   return split;
 }
 
-// e^x, within 1 ulp; 0 at -inf, +inf at +inf, NaN for NaN.
+// e^x, within 1 ulp; 0 at -inf, +inf at +inf (e^max_arg overflows), NaN for NaN.
 template <real_value V>
 inline V exp(V const& x) noexcept {
-  return math::exp_parts(x).value();
+  using K = detail::exp_constants<scalar_t<V>>;
+  return math::exp_scaled_nonpositive(math::clamp_above(x, V(K::max_arg))).value();
 }
 
 // e^x where it cannot overflow (x <= max_arg, or NaN).
 template <real_value V>
 inline V exp_nonpositive(V const& x) noexcept {
-  return math::exp_parts_nonpositive(x).value();
+  return math::exp_scaled_nonpositive(x).value();
 }
 
 // 2^n (1 + m) - 1 for m = e^r - 1 and n <= mantissa bits, where 2^n - 1 is exact: one fma,

@@ -107,11 +107,34 @@ inline double_float<V> quotient_by_square(double_float<V> const& n,
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
+// A seed of 1/d from which one residual step gives a quotient to the type's precision: vrcp14
+// (2^-14 relative, the step squares it) for float with AVX-512, 1/d elsewhere.
+template <real_value V>
+inline V quotient_seed(V const& d) noexcept {
+  if constexpr (std::is_same_v<scalar_t<V>, float>) {
+    return math::approx_reciprocal(d);
+  } else {
+    return math::c<V>(1) / d;
+  }
+}
+
+// n / (1 + e) for e in [0, 1] and n in {1, e} (any n with n - n / (1 + e) exact), without a
+// division where the target has vrcp14: q0 = n r, and the residual n - q0 (1 + e) formed as
+// (n - q0) - q0 e, so that 1 + e is never rounded (n - q0 is exact: q0 is within a factor 2 of
+// n), then one fma of the residual times r.
+template <real_value V>
+inline V divide_by_one_plus(V const& n, V const& e) noexcept {
+  V const r = math::quotient_seed(math::c<V>(1) + e);
+  V const q0 = n * r;
+  V const residual = math::fma(math::neg(q0), e, n - q0);
+  return math::fma(residual, r, q0);
+}
+
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
   V const one(scalar_t<V>(1));
   V const e = math::exp_nonpositive(math::neg(math::abs(z)));
-  return math::divide(math::select(z >= V(0), one, e), math::one_plus(e));
+  return math::divide_by_one_plus(math::select(z >= V(0), one, e), e);
 }
 
 // sigma'(z) = e / (1 + e)^2, times a power of two c (exact on the quotient, so that a subnormal
