@@ -63,7 +63,7 @@ struct swish {
 struct silu {
   template <real_value V>
   V operator()(V x) const noexcept {
-    return swish{}(x);
+    return math::x_sigmoid(x, x);  // swish with beta = 1, whose z = 1 x is exact
   }
   template <real_value V>
   V derivative(V x) const noexcept {

@@ -253,12 +253,13 @@ struct exp_scaled {
 
 // e^(x + lo) for x <= max_arg (or NaN) as exp_scaled: lo is folded into the reduced argument
 // (one addition; leaving it out costs 64-196 ulp where x is a rounded product), the clamp below
-// is one max.
+// is one max; below it lo (up to half an ulp of a huge x) is dropped.
 template <real_value V>
 inline exp_scaled<V> exp_scaled_nonpositive(V const& x, V const& lo) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto reduction = math::reduce_exp_clamped(math::clamp_below(x, V(K::min_arg)));
-  return {math::expm1_reduced(reduction.r + lo), reduction.n};
+  V const kept = math::select(x < V(K::min_arg), V(0), lo);
+  return {math::expm1_reduced(reduction.r + kept), reduction.n};
 }
 
 template <real_value V>

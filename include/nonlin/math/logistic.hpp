@@ -122,12 +122,28 @@ inline V quotient_seed(V const& d) noexcept {
 // division where the target has vrcp14: q0 = n r, and the residual n - q0 (1 + e) formed as
 // (n - q0) - q0 e, so that 1 + e is never rounded (n - q0 is exact: q0 is within a factor 2 of
 // n), then one fma of the residual times r.
-template <real_value V>
-inline V divide_by_one_plus(V const& n, V const& e) noexcept {
+namespace detail {
+template <bool with_lo, real_value V>
+inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
   V const r = math::quotient_seed(math::c<V>(1) + e);
   V const q0 = n * r;
-  V const residual = math::fma(math::neg(q0), e, n - q0);
+  V residual = math::fma(math::neg(q0), e, n - q0);
+  if constexpr (with_lo) {
+    residual = residual + n_lo;
+  }
   return math::fma(residual, r, q0);
+}
+}  // namespace detail
+
+template <real_value V>
+inline V divide_by_one_plus(V const& n, V const& e) noexcept {
+  return detail::divide_by_one_plus<false>(n, e, V(0));
+}
+
+// (n + n_lo) / (1 + e) for a numerator carried as hi + lo: n_lo enters the residual.
+template <real_value V>
+inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
+  return detail::divide_by_one_plus<true>(n, e, n_lo);
 }
 
 template <real_value V>
@@ -154,25 +170,65 @@ inline V softplus(V const& z) noexcept {
   return math::select(z > V(0), z, V(0)) + math::log1p(e);
 }
 
-// e^-|z| for z = z.hi + z.lo, with the low part kept (0 where z.hi is infinite, where two_product
-// leaves no finite low part and none is needed).
+// -|z| for z = z.hi + z.lo as hi + lo (lo 0 where z.hi is infinite, where two_product leaves no
+// finite low part and none is needed).
 template <real_value V>
-inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
+inline double_float<V> minus_abs(double_float<V> const& z) noexcept {
   V const lo =
       math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()), V(0), z.lo);
-  return math::exp_parts_nonpositive(math::neg(math::abs(z.hi)),
-                                     math::select(z.hi >= V(0), math::neg(lo), lo));
+  return {math::neg(math::abs(z.hi)), math::select(z.hi >= V(0), math::neg(lo), lo)};
 }
 
-// x sigma(z) for z = z.hi + z.lo: x / (1 + e) for z >= 0, e x / (1 + e) below.
+// e^-|z| for z = z.hi + z.lo, with the low part kept.
+template <real_value V>
+inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
+  auto a = math::minus_abs(z);
+  return math::exp_parts_nonpositive(a.hi, a.lo);
+}
+
+// x sigma(z) for z = z.hi + z.lo, on one path for both signs of z: with e = e^-|z| = (1 + m) 2^n,
+//   x sigma(z) = k / (1 + e) 2^s,  k = x, s = 0 (z >= 0);  k = (x/2)(1 + m), s = n + 1 (z < 0),
+// one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
+// finite x (1 + m is up to 1.42); it is exact except for a subnormal x with z < 0, whose result
+// is subnormal too (one more rounding there, at most an ulp of 2^-149).
+namespace detail {
+template <bool with_lo, real_value V>
+inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto e = [&] {
+    if constexpr (with_lo) {
+      auto a = math::minus_abs(z);
+      return math::exp_scaled_nonpositive(a.hi, a.lo);
+    } else {
+      return math::exp_scaled_nonpositive(math::neg(math::abs(z.hi)));
+    }
+  }();
+  auto right = z.hi >= V(0);
+  V const half_x = x * math::c<V>(0.5);
+  V const left_k = math::fma(half_x, e.m, half_x);
+  V const k = math::select(right, x, left_k);
+  // left_k's rounding (half_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into the
+  // quotient's residual: 0.5 ulp less on the left.
+  V const k_lo = math::select(right, V(0), math::fma(half_x, e.m, half_x - left_k));
+  V const s = math::select(right, V(0), e.n + math::c<V>(1));
+  V const q = math::divide_by_one_plus(k, e.value(), k_lo);
+  // An infinite k (x = +-inf where z >= 0): the quotient's residual is NaN, k itself the limit;
+  // a zero k: the residual's +0 would lose the sign of x = -0.
+  V const y = math::select(math::zero_or_infinite(k), k, math::scale(q, s));
+  // Where e^z underflowed entirely (z < min_arg), x sigma(z) -> 0 with x's sign, also for x = -inf.
+  return math::select(z.hi < V(K::min_arg), math::sign_bit(x), y);
+}
+}  // namespace detail
+
 template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
-  auto e = math::exp_minus_abs(z);
-  auto d = math::one_plus(e.value());
-  // Where e^z underflowed entirely, x sigma(z) -> 0 with x's sign, also for x = -inf.
-  V const left =
-      math::select(e.vanished(), math::sign_bit(x), math::times(e, math::quotient(x, d)));
-  return math::select(z.hi >= V(0), math::divide(x, d), left);
+  return detail::x_sigmoid<true>(x, z);
+}
+
+// x sigma(z) for an exact z (silu: z = x).
+template <real_value V>
+inline V x_sigmoid(V const& x, V const& z) noexcept {
+  return detail::x_sigmoid<false>(x, double_float<V>{z, V(0)});
 }
 
 // d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With
