@@ -12,7 +12,6 @@
 #include "double_float.hpp"
 #include "exp.hpp"
 #include "log.hpp"
-#include "logistic_tables.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
 
@@ -262,20 +261,26 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   return math::select(z.hi >= V(0), right, left);
 }
 
-// tanh x = sign(x) m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0; |x| is clamped
-// where tanh rounds to 1 so that m stays finite. Below |x| = 1/2, where that quotient rounds three
-// times on a result close to x, the fitted x + x s P(s), s = x^2 (logistic_tables.hpp).
+// tanh |x| = m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0, and m's error is damped
+// (the quotient's sensitivity to it is 2 / (m + 2) <= 1; e^(-2|x|) - 1 would amplify it up to 2x).
+// |x| is clamped where tanh rounds to 1 (10, 20 in double: above 9.01 and 18.72), so that
+// n = round(2|x| / ln 2) <= 29 (58) and the one-fma expm1 applies (for n above the mantissa
+// bits its 2^n - 1 rounds, by under 2^-28 of m, far below what reaches a result that rounds
+// to 1 there). The quotient from a vrcp14 seed and one residual step, the residual m - q0 (m + 2)
+// with m + 2 carried exactly as hi + lo, so only m's own error and the last rounding remain.
 template <real_value V>
 inline V tanh(V const& x) noexcept {
   using T = scalar_t<V>;
   constexpr T saturation = std::is_same_v<T, float> ? T(10) : T(20);
   V const a = math::clamp_above(math::abs(x), V(saturation));
-  V const m = math::expm1(a + a);
-  V const s = a * a;
-  V const t = math::fma(s, c<V>(8), c<V>(-1));
-  V const near_zero = math::fma(a * s, math::horner(t, tables::logistic<T>::tanh_small[0]), a);
-  // One copysign for both (tanh(-0) = -0).
-  return math::copysign(math::select(a < c<V>(0.5), near_zero, m / (m + c<V>(2))), x);
+  auto reduction = math::reduce_exp_clamped(a + a);
+  V const m = math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r));
+  auto d = math::two_sum_ordered(m, c<V>(2));
+  V const r = math::quotient_seed(d.hi);
+  V const q0 = m * r;
+  V const residual = math::fma(math::neg(q0), d.lo, math::fma(math::neg(q0), d.hi, m));
+  // One copysign for every lane (tanh(-0) = -0).
+  return math::copysign(math::fma(residual, r, q0), x);
 }
 
 // tanh'(x) = sech^2 x = 4 e / (1 + e)^2, e = e^(-2|x|): the same as 4 sigma'(2x).
