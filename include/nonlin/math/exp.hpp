@@ -207,12 +207,14 @@ struct exp_split {
   mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
 
-// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + (k.hi m_lo + k.lo)) before the scale (k.lo (m +
-// m_lo) is below 2^-24 of an ulp). Subnormal results round twice (the sum, then the scale): at
-// most one ulp of 2^-149.
+// e^x k for k = k.hi + k.lo: k.hi + (k.hi m + (k.lo m + (k.hi m_lo + k.lo))) before the scale.
+// k.lo m counts: the quotients from a vrcp14 seed leave k.lo up to 2^-14 of k.hi (k.lo m_lo is
+// below 2^-38 of an ulp). Subnormal results round twice (the sum, then the scale): at most one
+// ulp of 2^-149.
 template <real_value V>
 inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
-  return math::scale(k.hi + math::fma(k.hi, e.m, math::fma(k.hi, e.m_lo, k.lo)), e.n);
+  V const low = math::fma(k.lo, e.m, math::fma(k.hi, e.m_lo, k.lo));
+  return math::scale(k.hi + math::fma(k.hi, e.m, low), e.n);
 }
 
 namespace detail {

@@ -46,6 +46,21 @@ inline double_float<V> hi_lo(exp_split<V> const& e) noexcept {
   return {math::scale(hi, e.n), math::scale(lo, e.n)};
 }
 
+// A seed of 1/d from which one residual step gives a quotient to the type's precision: vrcp14
+// (2^-14 relative, the step squares it) for float with AVX-512, 1/d elsewhere.
+template <real_value V>
+inline V quotient_seed(V const& d) noexcept {
+  if constexpr (std::is_same_v<scalar_t<V>, float>) {
+    return math::approx_reciprocal(d);
+  } else {
+    return math::c<V>(1) / d;
+  }
+}
+
+// n / (1 + e) for e in [0, 1] and n in {1, e} (any n with n - n / (1 + e) exact), without a
+// division where the target has vrcp14: q0 = n r, and the residual n - q0 (1 + e) formed as
+// (n - q0) - q0 e, so that 1 + e is never rounded (n - q0 is exact: q0 is within a factor 2 of
+// n), then one fma of the residual times r.
 // n / (d.hi + d.lo) = q (1 - d.lo / d.hi) to first order, q = n / d.hi (q itself where it is
 // 0 or infinite, whose sign or value a correction term would spoil).
 template <real_value V>
@@ -58,11 +73,14 @@ inline V divide(V const& n, double_float<V> const& d) noexcept {
 // n / (d.hi + d.lo) as hi + lo, for a caller that multiplies it by e^x (see quotient_by_square):
 // the residual n - hi d.hi is exact (fma), lo = (residual - hi d.lo) / d.hi to first order (0
 // where hi is 0 or infinite).
+// hi comes from quotient_seed (vrcp14 in float: hi is then within 2^-14, and lo, from the
+// residual's one rounding times the same seed, brings hi + lo to 2^-28).
 template <real_value V>
 inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
-  V const hi = n / d.hi;
+  V const r = math::quotient_seed(d.hi);
+  V const hi = n * r;
   V const residual = math::fma(math::neg(hi), d.hi, n);
-  V const lo = math::fma(math::neg(hi), d.lo, residual) * math::approx_reciprocal(d.hi);
+  V const lo = math::fma(math::neg(hi), d.lo, residual) * r;
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
@@ -100,27 +118,13 @@ template <real_value V>
 inline double_float<V> quotient_by_square(double_float<V> const& n,
                                           double_float<V> const& d) noexcept {
   auto d2 = math::square(d);
-  V const hi = n.hi / d2.hi;
+  V const r = math::quotient_seed(d2.hi);
+  V const hi = n.hi * r;
   V const residual = math::fma(math::neg(hi), d2.hi, n.hi) + n.lo;
-  V const lo = math::fma(math::neg(hi), d2.lo, residual) * math::approx_reciprocal(d2.hi);
+  V const lo = math::fma(math::neg(hi), d2.lo, residual) * r;
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
-// A seed of 1/d from which one residual step gives a quotient to the type's precision: vrcp14
-// (2^-14 relative, the step squares it) for float with AVX-512, 1/d elsewhere.
-template <real_value V>
-inline V quotient_seed(V const& d) noexcept {
-  if constexpr (std::is_same_v<scalar_t<V>, float>) {
-    return math::approx_reciprocal(d);
-  } else {
-    return math::c<V>(1) / d;
-  }
-}
-
-// n / (1 + e) for e in [0, 1] and n in {1, e} (any n with n - n / (1 + e) exact), without a
-// division where the target has vrcp14: q0 = n r, and the residual n - q0 (1 + e) formed as
-// (n - q0) - q0 e, so that 1 + e is never rounded (n - q0 is exact: q0 is within a factor 2 of
-// n), then one fma of the residual times r.
 namespace detail {
 template <bool with_lo, real_value V>
 inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
