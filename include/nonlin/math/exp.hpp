@@ -217,6 +217,7 @@ inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
   return math::scale(k.hi + math::fma(k.hi, e.m, low), e.n);
 }
 
+
 namespace detail {
 template <bool with_lo, real_value V>
 inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
@@ -252,6 +253,12 @@ struct exp_scaled {
   V value() const noexcept { return math::scale(math::c<V>(1) + m, n); }
   V times(V const& k) const noexcept { return math::scale(math::fma(k, m, k), n); }
 };
+
+// e^x k for k = k.hi + k.lo and the lean exp: k.hi + (k.hi m + (k.lo m + k.lo)).
+template <real_value V>
+inline V times(exp_scaled<V> const& e, double_float<V> const& k) noexcept {
+  return math::scale(k.hi + math::fma(k.hi, e.m, math::fma(k.lo, e.m, k.lo)), e.n);
+}
 
 // e^(x + lo) for x <= max_arg (or NaN) as exp_scaled: lo is folded into the reduced argument
 // (one addition; leaving it out costs 64-196 ulp where x is a rounded product), the clamp below

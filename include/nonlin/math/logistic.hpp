@@ -46,6 +46,14 @@ inline double_float<V> hi_lo(exp_split<V> const& e) noexcept {
   return {math::scale(hi, e.n), math::scale(lo, e.n)};
 }
 
+// The same for the lean exp: 1 + m exactly as hi + lo, m's own rounding not kept.
+template <real_value V>
+inline double_float<V> hi_lo(exp_scaled<V> const& e) noexcept {
+  V const one(scalar_t<V>(1));
+  V const hi = one + e.m;
+  return {math::scale(hi, e.n), math::scale((one - hi) + e.m, e.n)};
+}
+
 // A seed of 1/d from which one residual step gives a quotient to the type's precision: vrcp14
 // (2^-14 relative, the step squares it) for float with AVX-512, 1/d elsewhere.
 template <real_value V>
@@ -160,7 +168,7 @@ inline V sigmoid(V const& z) noexcept {
 // c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
-  auto e = math::exp_parts_nonpositive(math::neg(math::abs(z)));
+  auto e = math::exp_scaled_nonpositive(math::neg(math::abs(z)));
   auto k =
       math::quotient_by_square(double_float<V>{power_of_two, V(0)}, math::one_plus(math::hi_lo(e)));
   return math::times(e, k);
