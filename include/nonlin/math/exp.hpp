@@ -217,7 +217,6 @@ inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
   return math::scale(k.hi + math::fma(k.hi, e.m, low), e.n);
 }
 
-
 namespace detail {
 template <bool with_lo, real_value V>
 inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {

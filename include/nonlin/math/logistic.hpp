@@ -65,24 +65,10 @@ inline V quotient_seed(V const& d) noexcept {
   }
 }
 
-// n / (1 + e) for e in [0, 1] and n in {1, e} (any n with n - n / (1 + e) exact), without a
-// division where the target has vrcp14: q0 = n r, and the residual n - q0 (1 + e) formed as
-// (n - q0) - q0 e, so that 1 + e is never rounded (n - q0 is exact: q0 is within a factor 2 of
-// n), then one fma of the residual times r.
-// n / (d.hi + d.lo) = q (1 - d.lo / d.hi) to first order, q = n / d.hi (q itself where it is
-// 0 or infinite, whose sign or value a correction term would spoil).
-template <real_value V>
-inline V divide(V const& n, double_float<V> const& d) noexcept {
-  V const q = n / d.hi;
-  V const relative_lo = d.lo * math::approx_reciprocal(d.hi);
-  return math::select(math::zero_or_infinite(q), q, math::fma(math::neg(q), relative_lo, q));
-}
-
 // n / (d.hi + d.lo) as hi + lo, for a caller that multiplies it by e^x (see quotient_by_square):
-// the residual n - hi d.hi is exact (fma), lo = (residual - hi d.lo) / d.hi to first order (0
-// where hi is 0 or infinite).
-// hi comes from quotient_seed (vrcp14 in float: hi is then within 2^-14, and lo, from the
-// residual's one rounding times the same seed, brings hi + lo to 2^-28).
+// hi = n r from quotient_seed (within 2^-14 in float), the residual n - hi d.hi by one fma (one
+// rounding of a term 2^-14 of n), lo = (residual - hi d.lo) r, so that hi + lo is within 2^-28
+// (0 where hi is 0 or infinite).
 template <real_value V>
 inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
   V const r = math::quotient_seed(d.hi);
@@ -100,28 +86,11 @@ inline double_float<V> square(double_float<V> const& d) noexcept {
   return {product.hi, math::fma(d.hi + d.hi, d.lo, product.lo)};
 }
 
-// (n.hi + n.lo) / (d.hi + d.lo)^2 to first order in the low parts: d.hi^2 is taken exactly
-// (two_product), so the only roundings are one division and one fma (the low parts' quotients
-// are corrections of 2^-24 relative: approx_reciprocal is plenty).
-template <real_value V>
-inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
-  auto d2 = math::square(d);
-  V const k = n.hi / d2.hi;
-  V const relative = math::fma(n.lo, math::approx_reciprocal(n.hi),
-                               math::neg(d2.lo * math::approx_reciprocal(d2.hi)));
-  return math::select(math::zero_or_infinite(k), k, math::fma(k, relative, k));
-}
-
-template <real_value V>
-inline V divide_by_square(V const& n, double_float<V> const& d) noexcept {
-  return math::divide_by_square(double_float<V>{n, V(0)}, d);
-}
-
 // The same quotient as hi + lo, for a caller that multiplies it by e^x: rounding the quotient
 // first would cost up to an ulp of the product where the two lie in different binades (near
-// sigma'(0) = 1/4, the quotient just above 1/4 and the product just below). The division's
-// residual n - hi d^2 is exact (fma); lo = residual / d^2 to first order (0 where hi is 0 or
-// infinite).
+// sigma'(0) = 1/4, the quotient just above 1/4 and the product just below). hi and lo as in
+// quotient: from the seed, the residual n - hi d^2 by one fma, lo = residual r (0 where hi is 0
+// or infinite).
 template <real_value V>
 inline double_float<V> quotient_by_square(double_float<V> const& n,
                                           double_float<V> const& d) noexcept {
@@ -133,6 +102,17 @@ inline double_float<V> quotient_by_square(double_float<V> const& n,
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
+// (n.hi + n.lo) / (d.hi + d.lo)^2 rounded once: quotient_by_square's hi + lo.
+template <real_value V>
+inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
+  auto q = math::quotient_by_square(n, d);
+  return q.hi + q.lo;
+}
+
+// n / (1 + e) for e in [0, 1] and n in {1, e} (any n with n - n / (1 + e) exact), without a
+// division where the target has vrcp14: q0 = n r, and the residual n - q0 (1 + e) formed as
+// (n - q0) - q0 e, so that 1 + e is never rounded (n - q0 is exact: q0 is within a factor 2 of
+// n), then one fma of the residual times r.
 namespace detail {
 template <bool with_lo, real_value V>
 inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
@@ -253,7 +233,9 @@ template <real_value V>
 inline V x_sigmoid_derivative(double_float<V> const& z,
                               double_float<V> const& one_plus_slope) noexcept {
   V const one(scalar_t<V>(1));
-  auto e = math::exp_minus_abs(z);
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto a = math::minus_abs(z);
+  auto e = math::exp_scaled_nonpositive(a.hi, a.lo);
   auto ev = math::hi_lo(e);
   auto d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
@@ -269,7 +251,7 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   auto numerator = math::two_sum(one_plus_slope.hi, ev.hi);
   numerator.lo = numerator.lo + (one_plus_slope.lo + ev.lo);
   V const left =
-      math::select(e.vanished(), V(0), math::times(e, math::quotient_by_square(numerator, d)));
+      math::select(a.hi < V(K::min_arg), V(0), math::times(e, math::quotient_by_square(numerator, d)));
   return math::select(z.hi >= V(0), right, left);
 }
 
