@@ -208,9 +208,17 @@ TYPED_TEST(Softmax, MaskingPolicy) {
   backward_from_output(log_softmax{}, std::span<T const>(lp), std::span<T const>(dy),
                        std::span<T>(dx), 4);
   EXPECT_EQ(dx[1], T(0));
+  EXPECT_EQ(dx[3], T(0));
   for (std::size_t i = 4; i < 8; ++i) {
     EXPECT_EQ(dx[i], T(0));
   }
+  // The unmasked entries: dy_i - p_i sum(dy) with the sum over the whole row, masked dy (5 and
+  // 7) included (PyTorch's; the derivative of sum_j dy_j log p_j), not over the unmasked ones.
+  double const p0 = 1 / (1 + std::exp(1.0));  // softmax of (1, 2) at 1
+  double const row_sum = 1 + 5 + 2 + 7;
+  double const tolerance = 8 * double(std::numeric_limits<T>::epsilon()) * row_sum;
+  EXPECT_NEAR(dx[0], 1 - p0 * row_sum, tolerance);
+  EXPECT_NEAR(dx[2], 2 - (1 - p0) * row_sum, tolerance);
   // Cross-entropy on a fully masked row: zero loss and zero gradient.
   std::vector<T> const logits(x.begin() + 4, x.begin() + 8);
   std::vector<std::int64_t> const target = {2};

@@ -555,7 +555,10 @@ void backward_from_output(softmax const& f, std::span<T const> y, std::span<T co
 }
 
 // log_softmax: dx = (dy - softmax sum(dy)) / T from the saved output y = log p; 0 at masked
-// positions (y = -inf).
+// positions (y = -inf). The sum runs over every entry, masked ones included: the derivative of
+// sum_j dy_j log p_j (each log p_j, masked or not, has d log p_j / dz_i = delta_ij - p_i), as
+// PyTorch computes it; leaving the masked dy_j out would give the unmasked entries the gradient
+// of a different loss.
 template <class Arch = xsimd::default_arch, real_scalar T>
 void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
@@ -563,10 +566,7 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
                                      shape);
   detail::backward_over_axis<Arch>(
       shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
-      [](auto logp, auto g) {
-        using V = decltype(logp);
-        return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), g);
-      },
+      [](auto, auto g) { return g; },
       [](auto logp, auto g, auto total, auto inv_t) {
         using V = decltype(logp);
         V const grad = math::fma(math::neg(math::exp(logp)), total, g) * inv_t;
