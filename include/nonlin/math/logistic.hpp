@@ -250,8 +250,8 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
                              d);
   auto numerator = math::two_sum(one_plus_slope.hi, ev.hi);
   numerator.lo = numerator.lo + (one_plus_slope.lo + ev.lo);
-  V const left =
-      math::select(a.hi < V(K::min_arg), V(0), math::times(e, math::quotient_by_square(numerator, d)));
+  V const left = math::select(a.hi < V(K::min_arg), V(0),
+                              math::times(e, math::quotient_by_square(numerator, d)));
   return math::select(z.hi >= V(0), right, left);
 }
 
