@@ -243,14 +243,13 @@ inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
 // e^x as (1 + m) 2^n, m = e^r - 1 rounded once and nothing kept of its rounding or of the
 // reduction's: within 1 ulp (half from m, half from 1 + m), for the callers that round the
 // result once more anyway (a quotient, a log1p). Below exp's lowest argument the clamp leaves
-// e^min_arg, whose value and whose products with any |k| < 2^16 are 0.
+// e^min_arg, whose value is 0.
 template <real_value V>
 struct exp_scaled {
   V m;
   V n;
 
   V value() const noexcept { return math::scale(math::c<V>(1) + m, n); }
-  V times(V const& k) const noexcept { return math::scale(math::fma(k, m, k), n); }
 };
 
 // e^x k for k = k.hi + k.lo and the lean exp: k.hi + (k.hi m + (k.lo m + k.lo)).

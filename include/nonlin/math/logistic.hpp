@@ -170,13 +170,6 @@ inline double_float<V> minus_abs(double_float<V> const& z) noexcept {
   return {math::neg(math::abs(z.hi)), math::select(z.hi >= V(0), math::neg(lo), lo)};
 }
 
-// e^-|z| for z = z.hi + z.lo, with the low part kept.
-template <real_value V>
-inline exp_split<V> exp_minus_abs(double_float<V> const& z) noexcept {
-  auto a = math::minus_abs(z);
-  return math::exp_parts_nonpositive(a.hi, a.lo);
-}
-
 // x sigma(z) for z = z.hi + z.lo, on one path for both signs of z: with e = e^-|z| = (1 + m) 2^n,
 //   x sigma(z) = k / (1 + e) 2^s,  k = x, s = 0 (z >= 0);  k = (x/2)(1 + m), s = n + 1 (z < 0),
 // one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
