@@ -138,10 +138,11 @@ double derivative_root(F const& f, double lo, double hi) {
   return lo;
 }
 
-// 0, the kinks, the softplus threshold and the derivatives' zero crossings.
+// 0, the kinks, PyTorch's softplus threshold, where double softplus' linear piece starts, and the
+// derivatives' zero crossings.
 std::vector<double> const& special_places() {
   static std::vector<double> const places = [] {
-    std::vector<double> p = {0.0, -1.0, 1.0, -3.0, 3.0, 6.0, 20.0, -1.5};
+    std::vector<double> p = {0.0, -1.0, 1.0, -3.0, 3.0, 6.0, 20.0, -1.5, 37.5, 40.0};
     p.push_back(derivative_root(silu{}, -2.0, -1.0));
     p.push_back(derivative_root(gelu_quick{}, -1.0, -0.5));
     p.push_back(derivative_root(gelu_exact{}, -1.0, -0.5));
@@ -476,9 +477,15 @@ TEST(AccuracyReference, FormulasMatchTheDirectMpfrOnes) {
   EXPECT_EQ(reference::evaluate(nonlin::hardsigmoid{}, 3.0).derivative.to_double(), 0.0);
   EXPECT_EQ(reference::evaluate(nonlin::hardswish{}, -3.0).derivative.to_double(), 0.0);
   EXPECT_EQ(reference::evaluate(nonlin::hardswish{}, 3.0).derivative.to_double(), 1.0);
-  EXPECT_DOUBLE_EQ(reference::evaluate(nonlin::softplus{}, 20.0).forward.to_double(),
+  // softplus: no threshold by default (20.27 is still log1p(e^20.27), 1.6e-9 above x); PyTorch's
+  // 20 when asked for.
+  EXPECT_DOUBLE_EQ(reference::evaluate(nonlin::softplus{}, 20.27).forward.to_double(),
+                   std::log1p(std::exp(20.27)));
+  EXPECT_NE(reference::evaluate(nonlin::softplus{}, 20.27).forward.to_double(), 20.27);
+  EXPECT_DOUBLE_EQ(reference::evaluate(nonlin::softplus{.threshold = 20}, 20.0).forward.to_double(),
                    std::log1p(std::exp(20.0)));
-  EXPECT_EQ(reference::evaluate(nonlin::softplus{}, 20.000001).forward.to_double(), 20.000001);
+  EXPECT_EQ(reference::evaluate(nonlin::softplus{.threshold = 20}, 20.000001).forward.to_double(),
+            20.000001);
 }
 
 TEST(AccuracyFastTier, Sigmoid) { check("fast::sigmoid", fast::sigmoid{}); }

@@ -2,6 +2,8 @@
 #pragma once
 // The logistic family: sigmoid, log_sigmoid, softplus and hardsigmoid.
 
+#include <limits>
+
 #include "concepts.hpp"
 #include "math/exp.hpp"
 #include "math/logistic.hpp"
@@ -59,12 +61,17 @@ struct log_sigmoid {
   }
 };
 
-// softplus(x) = log(1 + e^(beta x)) / beta, and x itself where beta x > threshold (PyTorch's
-// convention: the jump there is below 2e-9 relative). Derivative sigmoid(beta x), 1 above the
-// threshold; from the output, 1 - e^(-beta y) = -expm1(-beta y). Needs beta > 0.
+// softplus(x) = log(1 + e^(beta x)) / beta; derivative sigmoid(beta x); from the output,
+// 1 - e^(-beta y) = -expm1(-beta y). Needs beta > 0.
+// The linear piece: x (derivative 1) where beta x > min(threshold, exact_from), exact_from = 20
+// in float and 40 in double, the points past which log1p(e^-z) / beta is below half an ulp of
+// x and sigma(z) rounds to 1 (float from 17.4, double from 37.5), so that the piece changes no
+// result and beta x overflowing to inf still gives x. By default there is no other threshold:
+// PyTorch's 20 (softplus{.threshold = 20}) returns x where double is still 4e5 ulp away from it
+// (log1p(e^-20.27) = 1.6e-9).
 struct softplus {
   double beta = 1.0;
-  double threshold = 20.0;
+  double threshold = std::numeric_limits<double>::infinity();
 
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -99,7 +106,8 @@ struct softplus {
   }
   template <real_value V>
   V t() const noexcept {
-    return V(static_cast<scalar_t<V>>(threshold));
+    constexpr double exact_from = sizeof(scalar_t<V>) == 4 ? 20.0 : 40.0;
+    return V(static_cast<scalar_t<V>>(threshold < exact_from ? threshold : exact_from));
   }
 };
 

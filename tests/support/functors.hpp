@@ -31,7 +31,7 @@ inline auto all_functors() {
       info<celu>{"celu", {}, {0.0}}, info<celu>{"celu(2)", {.alpha = 2.0}, {0.0}},
       info<sigmoid>{"sigmoid", {}, {}}, info<nonlin::tanh>{"tanh", {}, {}},
       info<log_sigmoid>{"log_sigmoid", {}, {}}, info<hardsigmoid>{"hardsigmoid", {}, {-3.0, 3.0}},
-      info<hardswish>{"hardswish", {}, {-3.0, 3.0}}, info<softplus>{"softplus", {}, {20.0}},
+      info<hardswish>{"hardswish", {}, {-3.0, 3.0}}, info<softplus>{"softplus", {}, {}},
       info<softplus>{"softplus(2,10)", {.beta = 2.0, .threshold = 10.0}, {5.0}},
       info<gelu_exact>{"gelu_exact", {}, {}}, info<gelu_tanh>{"gelu_tanh", {}, {}},
       info<gelu_quick>{"gelu_quick", {}, {}}, info<silu>{"silu", {}, {}},
