@@ -634,5 +634,58 @@ TYPED_TEST(Reliability, SoftplusDefaultsAreAccurateInBothTypes) {
   EXPECT_EQ(softplus{.beta = 4}.derivative(big), T(1));
 }
 
+// softmax and log_softmax backward with dy near +-max (item 7): dy - <y, dy> and sum dy
+// overflowed while dx is finite (softmax: y = [3/4, 1/4], dy = [max, -max] gave dx_1 = -inf, true
+// -3/8 max; log_softmax: three entries of dy = max gave -inf, true about 0). Now within 4 u of the
+// condition, both layouts, T = 1 and 2.
+TYPED_TEST(Reliability, SoftmaxBackwardWithGradientsNearTheLargestFinite) {
+  using T = TypeParam;
+  T const big = std::numeric_limits<T>::max();
+  long double const u = std::numeric_limits<T>::epsilon() / 2;
+  for (double t : {1.0, 2.0}) {
+    for (std::size_t inner : {std::size_t{1}, std::size_t{2}}) {
+      axis_layout const shape{1, 2, inner};
+      // (axis, inner): entry a of lane j at a * inner + j; every lane the same row.
+      std::vector<T> y(2 * inner);
+      std::vector<T> dy(2 * inner);
+      for (std::size_t j = 0; j < inner; ++j) {
+        y[j] = T(0.75);
+        y[inner + j] = T(0.25);
+        dy[j] = big;
+        dy[inner + j] = -big;
+      }
+      std::vector<T> dx(y.size());
+      backward_from_output(softmax{.temperature = t}, std::span<T const>(y), std::span<T const>(dy),
+                           std::span<T>(dx), shape);
+      long double const dot = 0.75L * big - 0.25L * big;
+      for (std::size_t a = 0; a < 2; ++a) {
+        long double const p = a == 0 ? 0.75L : 0.25L;
+        long double const g = a == 0 ? big : -static_cast<long double>(big);
+        long double const exact = p * (g - dot) / t;
+        long double const condition = p * (std::fabs(g) + 0.75L * big + 0.25L * big) / t;
+        for (std::size_t j = 0; j < inner; ++j) {
+          T const got = dx[a * inner + j];
+          EXPECT_TRUE(std::isfinite(got)) << "softmax T=" << t << " inner=" << inner << " " << a;
+          EXPECT_LE(std::fabs(got - exact), 4 * u * condition) << "softmax T=" << t << " " << a;
+        }
+      }
+      // log_softmax: three equal entries, each dy = max; sum dy = 3 max.
+      axis_layout const three{1, 3, inner};
+      std::vector<T> logp(3 * inner, static_cast<T>(-std::log(3.0L)));
+      std::vector<T> g3(3 * inner, big);
+      std::vector<T> dx3(logp.size());
+      backward_from_output(log_softmax{.temperature = t}, std::span<T const>(logp),
+                           std::span<T const>(g3), std::span<T>(dx3), three);
+      long double const p3 = std::exp(static_cast<long double>(logp[0]));
+      long double const exact = (big - p3 * 3.0L * big) / t;
+      long double const condition = (big + p3 * 3.0L * big) / t;
+      for (T const got : dx3) {
+        EXPECT_TRUE(std::isfinite(got)) << "log_softmax T=" << t << " inner=" << inner;
+        EXPECT_LE(std::fabs(got - exact), 4 * u * condition) << "log_softmax T=" << t;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nonlin::test

@@ -8,7 +8,7 @@
 //   dx     = x > 0 ? dy : alpha[c] dy          (at x = 0: alpha, the left derivative)
 //   dalpha[c] = sum of dy * x over the positions with x < 0 that share alpha[c]
 // dalpha is overwritten (not accumulated into); the sums run in batch lanes, then across them,
-// compensated and with exact products (product_sum).
+// compensated and with exact products (math::compensated_sum).
 
 #include <array>
 #include <cmath>
@@ -20,6 +20,7 @@
 #include "kernels.hpp"
 #include "math/double_float.hpp"
 #include "math/ops.hpp"
+#include "math/sum.hpp"
 #include "piecewise.hpp"
 
 namespace nonlin {
@@ -73,42 +74,15 @@ void for_each_block(prelu_shape shape, F&& f) {
     }
   }
 }
-// The sum of dy x over the positions with x < 0: each product exact (two_product), each
-// addition's rounding kept (two_sum), so that terms which cancel (mixed signs) leave the exact
-// sum rounded about once (issue 10 measured 9-14 ulp lost by the plain sum). sum alone is the
-// plain running sum: where it is infinite or NaN (a product overflowed, a NaN dy) it is the
-// result.
+// The sum of dy x over the positions with x < 0: each product exact, the sum compensated
+// (math::compensated_sum), so that terms which cancel (mixed signs) leave the exact sum rounded
+// about once (issue 10 measured 9-14 ulp lost by the plain sum).
 template <class V>
-struct product_sum {
-  V sum = V(0);
-  V error = V(0);
-
-  void add_term(V const& term, V const& term_lo) noexcept {
-    auto s = math::two_sum(sum, term);
-    sum = s.hi;
-    error = error + (s.lo + term_lo);
-  }
-  void add(V const& x, V const& dy) noexcept {
-    auto negative = x < V(0);
-    auto p = math::two_product(dy, x);
-    add_term(math::select(negative, p.hi, V(0)), math::select(negative, p.lo, V(0)));
-  }
-};
-
-// The lanes' sums, then the scalar rest, into one compensated total.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <class B, class T>
-T total(product_sum<B> const& lanes, product_sum<T> rest) {
-  alignas(64) std::array<T, B::size> sums;
-  alignas(64) std::array<T, B::size> errors;
-  lanes.sum.store_aligned(sums.data());
-  lanes.error.store_aligned(errors.data());
-  for (std::size_t k = 0; k < B::size; ++k) {
-    rest.add_term(sums[k], errors[k]);
-  }
-  return std::isfinite(rest.sum) ? rest.sum + rest.error : rest.sum;
+void add_negative_part(math::compensated_sum<V>& sum, V const& x, V const& dy) noexcept {
+  auto negative = x < V(0);
+  auto p = math::two_product(dy, x);
+  sum.add(math::select(negative, p.hi, V(0)), math::select(negative, p.lo, V(0)));
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 }  // namespace detail
 
 template <class Arch = xsimd::default_arch, real_scalar T>
@@ -148,8 +122,8 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
   // alpha entry, one compensated sum over every block that shares it.
   bool const shared = alpha.size() == 1;
   for (std::size_t a = 0; a < alpha.size(); ++a) {
-    detail::product_sum<batch> lanes;
-    detail::product_sum<T> rest;
+    math::compensated_sum<batch> lanes;
+    math::compensated_sum<T> rest;
     for (std::size_t i = 0; i < shape.n && shape.inner > 0; ++i) {
       for (std::size_t c = shared ? 0 : a; c < (shared ? shape.channels : a + 1); ++c) {
         std::size_t const offset = (i * shape.channels + c) * shape.inner;
@@ -157,14 +131,15 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
         T const* dys = dy.data() + offset;
         std::size_t k = 0;
         for (; k + batch::size <= shape.inner; k += batch::size) {
-          lanes.add(batch::load_unaligned(xs + k), batch::load_unaligned(dys + k));
+          detail::add_negative_part(lanes, batch::load_unaligned(xs + k),
+                                    batch::load_unaligned(dys + k));
         }
         for (; k < shape.inner; ++k) {
-          rest.add(xs[k], dys[k]);
+          detail::add_negative_part(rest, xs[k], dys[k]);
         }
       }
     }
-    dalpha[a] = detail::total(lanes, rest);
+    dalpha[a] = math::lanes_total(lanes, rest);
   }
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
     leaky_relu const f{.alpha = static_cast<double>(alpha[alpha.size() == 1 ? 0 : c])};

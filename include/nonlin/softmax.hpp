@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,7 @@
 #include "math/exp.hpp"
 #include "math/log.hpp"
 #include "math/ops.hpp"
+#include "math/sum.hpp"
 
 namespace nonlin {
 
@@ -340,6 +342,47 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   return {total.sum, total.error};
 }
 
+// A contiguous row's (max, compensated sum of exp((z - m) / T)) in one pass, the running sum
+// rescaled when a lane's maximum grows: any row (NaN or +inf anywhere: the sum is NaN; all -inf:
+// max = -inf, sum 0).
+template <class Arch, class T>
+inline running<T> row_statistics_general(T const* z, std::size_t n, T inv_t, T t) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  // Two independent accumulators, so that one batch's exp overlaps the other's update.
+  running<B> even;
+  running<B> odd;
+  std::size_t i = 0;
+  for (; i + 2 * width <= n; i += 2 * width) {
+    update(even, B::load_unaligned(z + i), B(inv_t), B(t));
+    update(odd, B::load_unaligned(z + i + width), B(inv_t), B(t));
+  }
+  for (; i + width <= n; i += width) {
+    update(even, B::load_unaligned(z + i), B(inv_t), B(t));
+  }
+  if (i < n) {
+    alignas(Arch::alignment()) std::array<T, width> tail;
+    tail.fill(-std::numeric_limits<T>::infinity());
+    std::copy_n(z + i, n - i, tail.begin());
+    update(odd, B::load_aligned(tail.data()), B(inv_t), B(t));
+  }
+  return combine(even, odd, inv_t, t);
+}
+
+// The same for any row, through the two-pass path (maximum, then sum) where the row is finite
+// or -inf and not all -inf; the sum's low part is in `error`.
+template <class Arch, class T>
+inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
+  T m;
+  bool const bad = row_maximum<Arch>(z, n, m);
+  if (bad || m == -std::numeric_limits<T>::infinity()) {
+    return row_statistics_general<Arch>(z, n, inv_t, t);
+  }
+  auto const sum = t == T(1) ? row_sum<Arch, true>(z, static_cast<T*>(nullptr), n, m, inv_t, t)
+                             : row_sum<Arch, false>(z, static_cast<T*>(nullptr), n, m, inv_t, t);
+  return {m, sum.hi, sum.lo, T(0)};
+}
+
 // Normalises every row of `shape` over its axis. Rows of the rows layout whose entries are
 // finite or -inf (not all -inf): the maximum in one pass, the sum of the exps in a second
 // (softmax keeps each exp in y), then the outputs (softmax: y *= 1 / s; log_softmax from the
@@ -389,24 +432,7 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
         }
         continue;
       }
-      // Two independent accumulators, so that one batch's exp overlaps the other's update.
-      running<B> even;
-      running<B> odd;
-      std::size_t i = 0;
-      for (; i + 2 * width <= shape.axis; i += 2 * width) {
-        update(even, B::load_unaligned(z + i), B(inv_t), B(t));
-        update(odd, B::load_unaligned(z + i + width), B(inv_t), B(t));
-      }
-      for (; i + width <= shape.axis; i += width) {
-        update(even, B::load_unaligned(z + i), B(inv_t), B(t));
-      }
-      if (i < shape.axis) {
-        alignas(Arch::alignment()) std::array<T, width> tail;
-        tail.fill(-std::numeric_limits<T>::infinity());
-        std::copy_n(z + i, shape.axis - i, tail.begin());
-        update(odd, B::load_aligned(tail.data()), B(inv_t), B(t));
-      }
-      running<T> const stats = combine(even, odd, inv_t, t);
+      running<T> const stats = row_statistics_general<Arch>(z, shape.axis, inv_t, t);
       B const m(stats.max);
       B const sum(stats.sum);
       B const sum_lo(stats.error);
@@ -435,34 +461,67 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   }
 }
 
-// dx = grad(y, dy, reduce, 1/T) with reduce = sum over the axis of term(y, dy).
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <class Arch, class T, class Term, class Grad>
-void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, Term const& term,
-                        Grad const& grad) {
+// The row's largest |dy| so far, per lane (NaN is skipped: it reaches the result anyway).
+template <class V>
+inline V max_magnitude(V const& so_far, V const& g) {
+  V const a = math::abs(g);
+  return math::select(a > so_far, a, so_far);
+}
+
+// dx = grad(y, dy, reduce, 1/T) with reduce = the compensated sum over the axis of
+// add(sum, y, dy). Rows (or, in the strided layout, blocks of lanes) whose largest |dy| is above
+// max * 2^-scale_bits run on dy * 2^-scale_bits and the result is scaled back: the sum and the
+// differences inside grad would overflow there while dx itself may be finite (dy near +-max;
+// the scaling is exact except for subnormal dy, which cannot matter beside such a dy).
+template <class Arch, class T, class Add, class Grad>
+void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, int scale_bits,
+                        Add const& add, Grad const& grad) {
   using B = xsimd::batch<T, Arch>;
+  using sum_t = math::compensated_sum<B>;
   constexpr std::size_t width = B::size;
   if (shape.empty()) {
     return;
   }
   B const inv_t(T(1) / t);
+  T const limit = std::ldexp(std::numeric_limits<T>::max(), -scale_bits);
+  T const down = std::ldexp(T(1), -scale_bits);
+  T const up = std::ldexp(T(1), scale_bits);
   if (shape.inner == 1) {
     for (std::size_t r = 0; r < shape.outer; ++r) {
       std::size_t const base = r * shape.axis;
-      B acc(T(0));
-      std::size_t i = 0;
-      for (; i + width <= shape.axis; i += width) {
-        acc = acc + term(B::load_unaligned(y + base + i), B::load_unaligned(dy + base + i));
+      std::span<T> const dx_row(dx + base, shape.axis);
+      std::span<T const> const y_row(y + base, shape.axis);
+      std::span<T const> const dy_row(dy + base, shape.axis);
+      auto reduce_row = [&](T scale, B& largest) {
+        sum_t lanes;
+        math::compensated_sum<T> rest;
+        std::size_t i = 0;
+        for (; i + width <= shape.axis; i += width) {
+          B const g = B::load_unaligned(dy + base + i) * B(scale);
+          add(lanes, B::load_unaligned(y + base + i), g);
+          largest = max_magnitude(largest, g);
+        }
+        T largest_rest = T(0);
+        for (; i < shape.axis; ++i) {
+          T const g = dy[base + i] * scale;
+          add(rest, y[base + i], g);
+          largest_rest = max_magnitude(largest_rest, g);
+        }
+        largest = max_magnitude(largest, B(largest_rest));
+        return B(math::lanes_total(lanes, rest));
+      };
+      B largest(T(0));
+      B const reduce = reduce_row(T(1), largest);
+      if (!math::any(largest > B(limit))) {
+        elementwise<Arch>([&](B yb, B dyb) { return grad(yb, dyb, reduce, inv_t); }, dx_row, y_row,
+                          dy_row);
+      } else {
+        B unused(T(0));
+        B const scaled = reduce_row(down, unused);
+        elementwise<Arch>(
+            [&](B yb, B dyb) { return grad(yb, dyb * B(down), scaled, inv_t) * B(up); }, dx_row,
+            y_row, dy_row);
       }
-      T total = xsimd::hadd(acc);
-      for (; i < shape.axis; ++i) {
-        total += term(y[base + i], dy[base + i]);
-      }
-      B const reduce(total);
-      elementwise<Arch>([&](B yb, B dyb) { return grad(yb, dyb, reduce, inv_t); },
-                        std::span<T>(dx + base, shape.axis),
-                        std::span<T const>(y + base, shape.axis),
-                        std::span<T const>(dy + base, shape.axis));
     }
     return;
   }
@@ -470,13 +529,27 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
     for (std::size_t j = 0; j < shape.inner; j += width) {
       std::size_t const used = std::min(width, shape.inner - j);
       auto at = [&](std::size_t a) { return (o * shape.axis + a) * shape.inner + j; };
-      B reduce(T(0));
-      for (std::size_t a = 0; a < shape.axis; ++a) {
-        reduce = reduce + term(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used));
+      auto reduce_block = [&](T scale, B& largest) {
+        sum_t lanes;
+        for (std::size_t a = 0; a < shape.axis; ++a) {
+          B const g = load_lanes<B>(dy + at(a), used) * B(scale);
+          add(lanes, load_lanes<B>(y + at(a), used), g);
+          largest = max_magnitude(largest, g);
+        }
+        return lanes.total();
+      };
+      B largest(T(0));
+      B reduce = reduce_block(T(1), largest);
+      bool const scaled = math::any(largest > B(limit));
+      if (scaled) {
+        B unused(T(0));
+        reduce = reduce_block(down, unused);
       }
+      B const g_scale(scaled ? down : T(1));
+      B const dx_scale(scaled ? up : T(1));
       for (std::size_t a = 0; a < shape.axis; ++a) {
-        B const result =
-            grad(load_lanes<B>(y + at(a), used), load_lanes<B>(dy + at(a), used), reduce, inv_t);
+        B const g = load_lanes<B>(dy + at(a), used) * g_scale;
+        B const result = grad(load_lanes<B>(y + at(a), used), g, reduce, inv_t) * dx_scale;
         store_lanes(result, dx + at(a), used);
       }
     }
@@ -544,29 +617,43 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape
 }
 
 // softmax: dx = y (dy - <y, dy>) / T from the saved output y; dx may be y or dy itself.
+// <y, dy> is compensated with exact products; 1/T is applied to y first where T <= 1 and last
+// where T > 1, so that neither p / T nor p (dy - <y, dy>) underflows before the other factor
+// brings it back (both orders round twice).
 template <class Arch = xsimd::default_arch, real_scalar T>
 void backward_from_output(softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
   detail::require_backward_arguments("nonlin::backward_from_output(softmax)", f, y, dy, dx, shape);
-  detail::backward_over_axis<Arch>(
-      shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
-      [](auto p, auto g) { return p * g; },
-      [](auto p, auto g, auto dot, auto inv_t) { return p * (g - dot) * inv_t; });
+  T const t = static_cast<T>(f.temperature);
+  // |dy| <= max / 4 keeps dy - <y, dy> finite (|<y, dy>| <= max |dy| since y sums to 1).
+  constexpr int scale_bits = 2;
+  auto add = [](auto& sum, auto p, auto g) { sum.add_product(p, g); };
+  if (t <= T(1)) {
+    detail::backward_over_axis<Arch>(
+        shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
+        [](auto p, auto g, auto dot, auto inv_t) { return (p * inv_t) * (g - dot); });
+  } else {
+    detail::backward_over_axis<Arch>(
+        shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
+        [](auto p, auto g, auto dot, auto inv_t) { return (p * (g - dot)) * inv_t; });
+  }
 }
 
 // log_softmax: dx = (dy - softmax sum(dy)) / T from the saved output y = log p; 0 at masked
 // positions (y = -inf). The sum runs over every entry, masked ones included: the derivative of
 // sum_j dy_j log p_j (each log p_j, masked or not, has d log p_j / dz_i = delta_ij - p_i), as
 // PyTorch computes it; leaving the masked dy_j out would give the unmasked entries the gradient
-// of a different loss.
+// of a different loss. The sum is compensated; where it could overflow (|dy| above
+// max / 2^(bit_width(axis) + 1)) the row runs on dy scaled down and dx is scaled back.
 template <class Arch = xsimd::default_arch, real_scalar T>
 void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
   detail::require_backward_arguments("nonlin::backward_from_output(log_softmax)", f, y, dy, dx,
                                      shape);
+  int const scale_bits = static_cast<int>(std::bit_width(shape.axis)) + 1;
   detail::backward_over_axis<Arch>(
-      shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature),
-      [](auto, auto g) { return g; },
+      shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature), scale_bits,
+      [](auto& sum, auto, auto g) { sum.add(g); },
       [](auto logp, auto g, auto total, auto inv_t) {
         using V = decltype(logp);
         V const grad = math::fma(math::neg(math::exp(logp)), total, g) * inv_t;
@@ -609,14 +696,20 @@ void require_losses(char const* where, std::span<T> losses, std::size_t rows, re
   require_disjoint<T, Q>(where, "losses", out, targets_name, targets);
 }
 
-// Shared by hard and soft targets: log p into dz, then loss and dz row by row.
-// q(row, i) gives the target probability; counts(row) whether the row counts.
-template <class Arch, class T, class Q, class Counts>
+// Shared by hard and soft targets, row by row: the row's (max, sum) from the logits, the loss
+// from log p (read only), then dz from p itself (not exp(log p), which inherits log p's
+// absolute error |z - m| u / T as a relative one: 105-177 units of the condition at T = 0.1).
+// Hard targets: target(row) is the class or cols for a row that does not count; soft: q holds
+// the rows. dz may be logits itself: each element is read before it is written.
+template <class Arch, class T, class Target>
 T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> dz, std::size_t cols,
-                     reduction r, std::span<T> losses, Q const& q, Counts const& counts) {
+                     reduction r, std::span<T> losses, std::span<T const> q, Target const& target) {
+  using B = xsimd::batch<T, Arch>;
+  bool const soft = !q.empty();
   std::size_t const rows = cols == 0 ? 0 : logits.size() / cols;
   T const t = static_cast<T>(f.temperature);
-  forward<Arch>(log_softmax{f.temperature}, logits, dz, axis_layout{rows, cols, 1});
+  T const inv_t = T(1) / t;
+  auto counts = [&](std::size_t row) { return soft || target(row) < cols; };
   std::size_t counted = 0;
   for (std::size_t row = 0; row < rows; ++row) {
     counted += counts(row) ? 1 : 0;
@@ -625,22 +718,57 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
   T total = 0;
   constexpr T inf = std::numeric_limits<T>::infinity();
   for (std::size_t row = 0; row < rows; ++row) {
-    T* g = dz.data() + row * cols;
-    bool const masked = std::all_of(g, g + cols, [](T v) { return v == -inf; });
-    T loss = 0;
-    T q_sum = 0;  // 1 for hard targets; soft targets need not sum to 1
-    if (counts(row) && !masked) {
-      for (std::size_t i = 0; i < cols; ++i) {
-        T const qi = q(row, i);
-        loss -= qi == T(0) ? T(0) : qi * g[i];
-        q_sum += qi;
+    T const* z = logits.data() + row * cols;
+    T const* q_row = soft ? q.data() + row * cols : nullptr;
+    std::span<T> const g(dz.data() + row * cols, cols);
+    running<T> const stats = row_statistics<Arch>(z, cols, inv_t, t);
+    bool const masked = stats.max == -inf && stats.sum == stats.sum;  // every entry -inf
+    if (!counts(row) || masked) {
+      std::fill(g.begin(), g.end(), T(0));
+      if (!losses.empty()) {
+        losses[row] = T(0);
       }
+      continue;
     }
-    for (std::size_t i = 0; i < cols; ++i) {
-      // d loss / d z = (p sum q - q) / T (p - q where q sums to 1), scaled for the mean; 0 for
-      // rows that do not count or are fully masked.
-      T const p = g[i] == -inf ? T(0) : math::exp(g[i]);
-      g[i] = (counts(row) && !masked) ? (p * q_sum - q(row, i)) / t * scale : T(0);
+    // loss = -sum q log p, log p = (z - m) / T - log s (NaN throughout a poisoned row).
+    T const log_sum = log_of_sum(stats.sum, stats.error);
+    auto log_p = [&](std::size_t i) {
+      return stats.sum == stats.sum ? log_probability_given(z[i], stats.max, log_sum, inv_t, t)
+                                    : stats.sum;
+    };
+    // Both sums compensated: a plain sum of q drifted by up to 57 u at 10^5 classes, and
+    // dz inherits that through p sum q.
+    T loss = 0;
+    T q_sum = 1;  // soft targets need not sum to 1
+    if (soft) {
+      math::compensated_sum<T> q_total;
+      math::compensated_sum<T> loss_total;
+      for (std::size_t i = 0; i < cols; ++i) {
+        if (q_row[i] != T(0)) {
+          loss_total.add_product(q_row[i], math::neg(log_p(i)));
+        }
+        q_total.add(q_row[i]);
+      }
+      loss = loss_total.total();
+      q_sum = q_total.total();
+    } else {
+      loss = -log_p(target(row));
+    }
+    // d loss / d z = (p sum q - q) / T (p - q where q sums to 1), scaled for the mean.
+    B const m(stats.max);
+    B const sum(stats.sum);
+    B const sum_lo(stats.error);
+    B const p_scale(q_sum * (inv_t * scale));
+    B const q_scale(inv_t * scale);
+    auto p_of = [&](B zb) { return probability(zb, m, sum, sum_lo, B(inv_t), B(t)); };
+    std::span<T const> const z_row(z, cols);
+    if (soft) {
+      elementwise<Arch>([&](B zb, B qb) { return p_of(zb) * p_scale - qb * q_scale; }, g, z_row,
+                        std::span<T const>(q_row, cols));
+    } else {
+      std::size_t const k = target(row);
+      elementwise<Arch>([&](B zb) { return p_of(zb) * p_scale; }, g, z_row);
+      g[k] = g[k] - inv_t * scale;
     }
     if (!losses.empty()) {
       losses[row] = loss;
@@ -667,7 +795,7 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
   axis_layout const shape = detail::rows_layout(where, "logits", logits.size(), cols);
   detail::require_same_size<T>(where, "logits", logits, "dz", dz);
   detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
-  // The targets are read after log p has been written into dz.
+  // dz is written row by row while the later rows' targets are still to be read.
   detail::require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
   if (targets.size() != shape.outer) {
     throw std::invalid_argument(std::string(where) + ": targets has " +
@@ -685,11 +813,9 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
   }
   detail::require_losses(where, losses, shape.outer, r, logits, dz, "targets", targets);
   return detail::cross_entropy_rows<Arch>(
-      f, logits, dz, cols, r, losses,
-      [&](std::size_t row, std::size_t i) {
-        return static_cast<std::size_t>(targets[row]) == i ? T(1) : T(0);
-      },
-      [&](std::size_t row) { return targets[row] != ignore_index; });
+      f, logits, dz, cols, r, losses, std::span<T const>(), [&](std::size_t row) {
+        return targets[row] == ignore_index ? cols : static_cast<std::size_t>(targets[row]);
+      });
 }
 
 // The same with soft targets: q holds a distribution per row. A row of q that does not sum to 1
@@ -705,13 +831,12 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T
   detail::require_same_size<T>(where, "logits", logits, "dz", dz);
   detail::require_same_size<T>(where, "logits", logits, "q", q);
   detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
-  // q is read after log p has been written into dz, so even dz = q itself would be wrong.
+  // dz is written row by row while the later rows of q are still to be read; dz = q itself is
+  // rejected too (it was a silent wrong result before the rows were computed from p).
   detail::require_disjoint<T, T>(where, "dz", dz, "q", q);
   detail::require_losses(where, losses, shape.outer, r, logits, dz, "q", q);
-  return detail::cross_entropy_rows<Arch>(
-      f, logits, dz, cols, r, losses,
-      [&](std::size_t row, std::size_t i) { return q[row * cols + i]; },
-      [](std::size_t) { return true; });
+  return detail::cross_entropy_rows<Arch>(f, logits, dz, cols, r, losses, q,
+                                          [&](std::size_t) { return cols; });
 }
 
 }  // namespace nonlin
