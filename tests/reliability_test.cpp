@@ -687,5 +687,23 @@ TYPED_TEST(Reliability, SoftmaxBackwardWithGradientsNearTheLargestFinite) {
   }
 }
 
+// Scalar log1p of +NaN added the shift to the NaN's bits in the signed type: undefined behaviour
+// (UBSan, found by the softmax fuzzer through a poisoned row's log s in the cross-entropy). Now
+// wrapping, as batches do; NaN out.
+TYPED_TEST(Reliability, ScalarLogOfNanIsDefined) {
+  using T = TypeParam;
+  EXPECT_TRUE(std::isnan(math::log1p(std::numeric_limits<T>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(math::log1p(-std::numeric_limits<T>::quiet_NaN())));
+  std::vector<T> const z = {T(1), std::numeric_limits<T>::quiet_NaN(), T(0)};
+  std::vector<T> const q = {T(0.25), T(0.25), T(0.5)};
+  std::vector<T> dz(3);
+  T const loss = softmax_cross_entropy(softmax{}, std::span<T const>(z), std::span<T const>(q),
+                                       std::span<T>(dz), 3);
+  EXPECT_TRUE(std::isnan(loss));
+  for (T const v : dz) {
+    EXPECT_TRUE(std::isnan(v));
+  }
+}
+
 }  // namespace
 }  // namespace nonlin::test

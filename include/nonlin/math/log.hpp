@@ -83,7 +83,16 @@ inline V log1p(V const& x) noexcept {
   V const correction = (x - (u - one)) / u;
   // u = 2^k m, m in [sqrt(1/2), sqrt(2)): shift the exponent field so that the break is at
   // sqrt(1/2) instead of 1, read it off, and rebuild m from the low bits.
-  I const shifted = math::as_bits(u) + I(K::one_bits - K::sqrt_half_bits);
+  // (Wrapping: a scalar +NaN's bits plus the shift overflow the signed type, which batches wrap
+  // and scalars must not; the NaN is selected back at the end anyway.)
+  I shifted;
+  if constexpr (is_batch_v<V>) {
+    shifted = math::as_bits(u) + I(K::one_bits - K::sqrt_half_bits);
+  } else {
+    using U = typename K::unsigned_bits;
+    shifted = static_cast<I>(static_cast<U>(math::as_bits(u)) +
+                             static_cast<U>(K::one_bits - K::sqrt_half_bits));
+  }
   V const m = math::from_bits<V>((shifted & I(K::mantissa_mask)) + I(K::sqrt_half_bits));
   V const k = math::biased_exponent<V>(shifted) - V(T(detail::exp_constants<T>::bias));
   V const f = m - one;
