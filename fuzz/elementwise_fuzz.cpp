@@ -8,8 +8,12 @@
 //  - it throws std::invalid_argument exactly for the documented bad arguments (sizes that differ,
 //    an output partly over an input, alpha <= 0 or NaN for backward_from_output of leaky_relu,
 //    elu, celu), and then nothing was written;
+//  - prelu_backward's two outputs: any overlap of dalpha with x, alpha, dy or dx, or of dx with
+//    alpha, throws with nothing written; apart, dx is leaky_relu's backward per channel;
 //  - NaN in gives NaN out; finite inputs give finite results where the true result is finite
-//    (|x| <= max/2, x <= sqrt(max)/2 for squared_relu, |dy| <= 1 for the gradients).
+//    (|x| <= max/2, x <= sqrt(max)/2 for squared_relu, |dy| <= 1 for the gradients), and for any
+//    finite x and dy where the long double product dy f'(x) is below max/4 (no overflow in
+//    between), the same from the output.
 
 #include <cmath>
 #include <cstddef>
@@ -183,6 +187,27 @@ void exercise(char const* name, F const& f, profile const& prof, setup<T> const&
     if (std::isnan(x)) {
       check(std::isnan(y), "NaN in, not NaN out (forward)", name, i, x, y);
     }
+    // dy anywhere in the range: where the long double product dy f'(x) (f' rounded, finite) is
+    // comfortably finite, so is backward: nothing may overflow in between (squared_relu's
+    // dy (2x) did at x = max/2^k). The same from the output.
+    if (prof.check_finite && std::isfinite(x) && std::isfinite(dy)) {
+      T const d = f.derivative(x);
+      long double const product = static_cast<long double>(dy) * static_cast<long double>(d);
+      if (std::isfinite(d) && std::fabs(product) <= static_cast<long double>(L::max()) / 4) {
+        check(std::isfinite(dx), "finite x, dy and dy f'(x): backward not finite", name, i, x, dx);
+      }
+      if constexpr (output_differentiable<F, T>) {
+        if (!refused && std::isfinite(y)) {
+          T const dg = f.derivative_from_output(y);
+          long double const from_y = static_cast<long double>(dy) * static_cast<long double>(dg);
+          if (std::isfinite(dg) && std::fabs(from_y) <= static_cast<long double>(L::max()) / 4) {
+            T const g = f.backward_from_output(y, dy);
+            check(std::isfinite(g), "finite y, dy and dy g'(y): backward_from_output not finite",
+                  name, i, y, g);
+          }
+        }
+      }
+    }
     bool const in_range = std::isfinite(x) && (prof.square ? x <= bound : std::abs(x) <= bound);
     bool const small_dy = std::isfinite(dy) && std::abs(dy) <= T(1);
     if (!prof.check_finite || !in_range) {
@@ -199,6 +224,75 @@ void exercise(char const* name, F const& f, profile const& prof, setup<T> const&
         check(std::isfinite(g), "y = f(finite x), |dy| <= 1: infinite or NaN backward_from_output",
               name, i, x, g);
       }
+    }
+  }
+}
+
+// PReLU's two outputs (dx, dalpha) in one buffer with the inputs (x, alpha, dy): apart, or dalpha
+// over x, alpha, dy or dx, or dx over alpha. Overlaps are rejected with nothing written;
+// otherwise dx is the per-channel leaky_relu backward bit for bit and dalpha is sum dy x over
+// x < 0, within the compensated sum's bound, against a long double sum.
+template <class T>
+void check_prelu(reader& in, setup<T> const& s) {
+  if (s.n == 0) {
+    return;
+  }
+  prelu_shape const shape{1 + in.below(3), 1 + in.below(3), in.below(xsimd::batch<T>::size + 2)};
+  std::size_t const n = shape.n * shape.channels * shape.inner;
+  std::size_t const c = in.flag() ? 1 : shape.channels;
+  std::size_t const at_x = 0;
+  std::size_t const at_alpha = n;
+  std::size_t const at_dy = at_alpha + c;
+  std::size_t at_dx = at_dy + n;
+  std::size_t at_dalpha = at_dx + n;
+  std::uint8_t const placement = in.byte() % 6;
+  std::size_t const shift = in.below(2);
+  if (placement == 1 && n > 0) {
+    at_dalpha = at_x + std::min(shift, n - 1);
+  } else if (placement == 2) {
+    at_dalpha = at_alpha;
+  } else if (placement == 3 && n > 0) {
+    at_dalpha = at_dy + std::min(shift, n - 1);
+  } else if (placement == 4 && n > 0) {
+    at_dalpha = at_dx + std::min(shift, n - 1);
+  } else if (placement == 5) {
+    at_dx = at_alpha;  // dx over alpha (and dy, where n > c)
+  }
+  bool const overlapping =
+      (placement >= 1 && placement <= 4 && (n > 0 || placement == 2)) || (placement == 5 && n > 0);
+  std::vector<T> buffer(at_dy + 3 * n + 2 * c + 2, std::numeric_limits<T>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) {
+    buffer[at_x + i] = s.xs[i % s.n];
+    buffer[at_dy + i] = s.dys[i % s.n];
+  }
+  for (std::size_t k = 0; k < c; ++k) {
+    buffer[at_alpha + k] = static_cast<T>(in.parameter());
+  }
+  std::vector<T> const before = buffer;
+  auto span_at = [&](std::size_t offset, std::size_t size) {
+    return std::span<T>(buffer.data() + offset, size);
+  };
+  bool const threw = throws_invalid_argument([&] {
+    prelu_backward(std::span<T const>(span_at(at_x, n)), std::span<T const>(span_at(at_alpha, c)),
+                   std::span<T const>(span_at(at_dy, n)), span_at(at_dx, n), span_at(at_dalpha, c),
+                   shape);
+  });
+  check(threw == overlapping,
+        threw ? "prelu_backward: threw for apart outputs"
+              : "prelu_backward: overlapping outputs not rejected",
+        "prelu", placement);
+  if (threw) {
+    check_untouched("prelu_backward", before, buffer);
+    return;
+  }
+  for (std::size_t b = 0; b < shape.n * shape.channels; ++b) {
+    std::size_t const channel = b % shape.channels;
+    leaky_relu const f{.alpha = static_cast<double>(before[at_alpha + (c == 1 ? 0 : channel)])};
+    for (std::size_t k = 0; k < shape.inner; ++k) {
+      std::size_t const i = b * shape.inner + k;
+      T const want = f.backward(before[at_x + i], before[at_dy + i]);
+      check(same_bits(buffer[at_dx + i], want), "prelu_backward: dx != leaky_relu backward",
+            "prelu", i, before[at_x + i], buffer[at_dx + i]);
     }
   }
 }
@@ -231,6 +325,8 @@ void run(reader& in) {
     prof.square = std::is_same_v<F, squared_relu>;
     exercise<T>(std::string(entry.name).c_str(), entry.f, prof, s, layouts, y_from_forward);
   });
+
+  check_prelu<T>(in, s);
 
   // The parameterised functors with fuzzed parameters.
   exercise<T>("leaky_relu(alpha)", leaky_relu{.alpha = p[0]},

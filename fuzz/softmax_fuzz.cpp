@@ -15,12 +15,13 @@
 //    (max - min)/T itself overflows; a fully masked row gives p = 0 and log p = -inf; a row with
 //    NaN or +inf gives NaN at every entry that is not -inf;
 //  - backward from the output is finite for such rows with |dy| <= 1 (unless cols/T overflows),
-//    0 at masked entries;
+//    and for any finite dy where the long double gradient is below max/4; 0 at masked entries;
 //  - cross-entropy: the loss of a row is -log_softmax at its target bit for bit, 0 with zero
 //    gradients for ignored and fully masked rows; sum = the per-row losses added in order,
 //    mean = sum * (1/counted), mean's dz = sum's dz * (1/counted), bit for bit; one-hot soft
 //    targets give the hard-target results bit for bit; finite rows give a finite loss >= 0
-//    and finite gradients.
+//    and finite gradients; losses inside the logits, dz or q, or dz on q, is rejected with
+//    nothing written.
 
 #include <algorithm>
 #include <cmath>
@@ -338,6 +339,31 @@ void check_backward(char const* name, F const& f, input_shape const& in, std::ve
       small_dy = small_dy && std::isfinite(g[at(a)]) && std::abs(g[at(a)]) <= T(1);
     }
     bool const finite_expected = small_dy && moderate(std::span<T const>(x), at, f.temperature);
+    // dy anywhere in the range (near +-max too): where the long double gradient from y and dy is
+    // below max/4 at every entry, the computed one is finite (dy - <y, dy> and sum dy
+    // overflowed in between before they were scaled).
+    bool all_finite = moderate(std::span<T const>(x), at, f.temperature);
+    long double reduce = 0;
+    for (std::size_t a = 0; a < shape.axis; ++a) {
+      long double const yv = y[at(a)];
+      long double const gv = g[at(a)];
+      all_finite = all_finite && std::isfinite(g[at(a)]) && std::isfinite(yv) &&
+                   (is_log || (yv >= 0 && yv <= 1));
+      reduce += is_log ? gv : yv * gv;
+    }
+    if (all_finite) {
+      long double const inv_t = 1.0L / static_cast<T>(f.temperature);
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        long double const yv = y[at(a)];
+        long double const gv = g[at(a)];
+        long double const exact =
+            is_log ? (gv - std::exp(yv) * reduce) * inv_t : yv * (gv - reduce) * inv_t;
+        if (std::fabs(exact) <= static_cast<long double>(std::numeric_limits<T>::max()) / 4) {
+          check(std::isfinite(dx[at(a)]), "finite row and dy, finite exact gradient: not finite",
+                name, a, g[at(a)], dx[at(a)]);
+        }
+      }
+    }
     for (std::size_t a = 0; a < shape.axis; ++a) {
       T const v = dx[at(a)];
       bool const masked = is_log ? y[at(a)] == -inf<T> : y[at(a)] == T(0);
@@ -541,6 +567,41 @@ void check_soft_targets(reader& in, std::vector<T> const& x, std::size_t cols, d
       }
     }
   });
+  // Two outputs: losses inside the logits, dz or q (a fuzzed offset), or dz on q (exactly or
+  // shifted): each is rejected, and nothing of any array is written.
+  if (rows == 0) {
+    return;
+  }
+  std::uint8_t const which = in.byte() % 4;
+  std::vector<T> logits = x;
+  std::vector<T> targets = q;
+  std::vector<T> grad(x.size(), std::numeric_limits<T>::quiet_NaN());
+  std::vector<T> own_losses(rows, std::numeric_limits<T>::quiet_NaN());
+  std::size_t const offset = in.below(x.size() - rows + 1);
+  std::span<T> loss_span(own_losses);
+  std::span<T> dz_span(grad);
+  if (which == 0) {
+    loss_span = std::span<T>(logits).subspan(offset, rows);
+  } else if (which == 1) {
+    loss_span = std::span<T>(grad).subspan(offset, rows);
+  } else if (which == 2) {
+    loss_span = std::span<T>(targets).subspan(offset, rows);
+  } else {
+    std::size_t const shift = in.below(2) * in.below(x.size());
+    targets.resize(x.size() + shift, T(0));
+    dz_span = std::span<T>(targets).subspan(shift, x.size());
+  }
+  std::span<T const> const q_span(targets.data(), x.size());
+  std::vector<T> const before[4] = {logits, targets, grad, own_losses};
+  bool const aliased = throws_invalid_argument([&] {
+    softmax_cross_entropy(softmax{.temperature = t}, std::span<T const>(logits), q_span, dz_span,
+                          cols, reduction::none, loss_span);
+  });
+  check(aliased, "two outputs over each other or an input: not rejected", name, which);
+  check_untouched(name, before[0], logits);
+  check_untouched(name, before[1], targets);
+  check_untouched(name, before[2], grad);
+  check_untouched(name, before[3], own_losses);
 }
 
 template <class T>

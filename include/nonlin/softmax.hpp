@@ -752,23 +752,28 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
       loss = loss_total.total();
       q_sum = q_total.total();
     } else {
-      loss = -log_p(target(row));
+      loss = T(0) - log_p(target(row));  // +0 where log p = 0, as the soft sum gives
     }
-    // d loss / d z = (p sum q - q) / T (p - q where q sums to 1), scaled for the mean.
-    B const m(stats.max);
-    B const sum(stats.sum);
-    B const sum_lo(stats.error);
-    B const p_scale(q_sum * (inv_t * scale));
-    B const q_scale(inv_t * scale);
-    auto p_of = [&](B zb) { return probability(zb, m, sum, sum_lo, B(inv_t), B(t)); };
+    // d loss / d z = (p sum q - q) / T (p - q where q sums to 1), scaled for the mean: the
+    // difference first, in one rounding (fma; p - 1 at a hard target is exact for p >= 1/2),
+    // then / T, then the mean's 1/counted, so that mean's dz is sum's times 1/counted exactly.
+    auto p_of = [&](auto zv) {
+      using V = decltype(zv);
+      return probability(zv, V(stats.max), V(stats.sum), V(stats.error), V(inv_t), V(t));
+    };
+    auto gradient = [&](auto p, auto qv) {
+      using V = decltype(p);
+      return (math::fma(p, V(q_sum), math::neg(qv)) * V(inv_t)) * V(scale);
+    };
     std::span<T const> const z_row(z, cols);
     if (soft) {
-      elementwise<Arch>([&](B zb, B qb) { return p_of(zb) * p_scale - qb * q_scale; }, g, z_row,
+      elementwise<Arch>([&](B zb, B qb) { return gradient(p_of(zb), qb); }, g, z_row,
                         std::span<T const>(q_row, cols));
     } else {
       std::size_t const k = target(row);
-      elementwise<Arch>([&](B zb) { return p_of(zb) * p_scale; }, g, z_row);
-      g[k] = g[k] - inv_t * scale;
+      T const z_k = z[k];  // dz may be the logits: read before the row is written
+      elementwise<Arch>([&](B zb) { return gradient(p_of(zb), B(T(0))); }, g, z_row);
+      g[k] = gradient(p_of(z_k), T(1));
     }
     if (!losses.empty()) {
       losses[row] = loss;
