@@ -31,6 +31,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -464,8 +465,7 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
 // The row's largest |dy| so far, per lane (NaN is skipped: it reaches the result anyway).
 template <class V>
 inline V max_magnitude(V const& so_far, V const& g) {
-  V const a = math::abs(g);
-  return math::select(a > so_far, a, so_far);
+  return math::clamp_below(so_far, math::abs(g));  // one max: so_far where |g| is NaN
 }
 
 // dx = grad(y, dy, reduce, 1/T) with reduce = the compensated sum over the axis of
@@ -492,18 +492,23 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
       std::span<T> const dx_row(dx + base, shape.axis);
       std::span<T const> const y_row(y + base, shape.axis);
       std::span<T const> const dy_row(dy + base, shape.axis);
-      auto reduce_row = [&](T scale, B& largest) {
+      // The sum, and the largest |dy| unless `scaled` (then dy is multiplied by `down`).
+      auto reduce_row = [&]<bool scaled>(std::bool_constant<scaled>, B& largest) {
         sum_t lanes;
         math::compensated_sum<T> rest;
         std::size_t i = 0;
         for (; i + width <= shape.axis; i += width) {
-          B const g = B::load_unaligned(dy + base + i) * B(scale);
+          B g = B::load_unaligned(dy + base + i);
+          if constexpr (scaled) {
+            g = g * B(down);
+          } else {
+            largest = max_magnitude(largest, g);
+          }
           add(lanes, B::load_unaligned(y + base + i), g);
-          largest = max_magnitude(largest, g);
         }
         T largest_rest = T(0);
         for (; i < shape.axis; ++i) {
-          T const g = dy[base + i] * scale;
+          T const g = scaled ? dy[base + i] * down : dy[base + i];
           add(rest, y[base + i], g);
           largest_rest = max_magnitude(largest_rest, g);
         }
@@ -511,13 +516,13 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
         return B(math::lanes_total(lanes, rest));
       };
       B largest(T(0));
-      B const reduce = reduce_row(T(1), largest);
+      B const reduce = reduce_row(std::false_type{}, largest);
       if (!math::any(largest > B(limit))) {
         elementwise<Arch>([&](B yb, B dyb) { return grad(yb, dyb, reduce, inv_t); }, dx_row, y_row,
                           dy_row);
       } else {
         B unused(T(0));
-        B const scaled = reduce_row(down, unused);
+        B const scaled = reduce_row(std::true_type{}, unused);
         elementwise<Arch>(
             [&](B yb, B dyb) { return grad(yb, dyb * B(down), scaled, inv_t) * B(up); }, dx_row,
             y_row, dy_row);
@@ -529,21 +534,25 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
     for (std::size_t j = 0; j < shape.inner; j += width) {
       std::size_t const used = std::min(width, shape.inner - j);
       auto at = [&](std::size_t a) { return (o * shape.axis + a) * shape.inner + j; };
-      auto reduce_block = [&](T scale, B& largest) {
+      auto reduce_block = [&]<bool scaled>(std::bool_constant<scaled>, B& largest) {
         sum_t lanes;
         for (std::size_t a = 0; a < shape.axis; ++a) {
-          B const g = load_lanes<B>(dy + at(a), used) * B(scale);
+          B g = load_lanes<B>(dy + at(a), used);
+          if constexpr (scaled) {
+            g = g * B(down);
+          } else {
+            largest = max_magnitude(largest, g);
+          }
           add(lanes, load_lanes<B>(y + at(a), used), g);
-          largest = max_magnitude(largest, g);
         }
         return lanes.total();
       };
       B largest(T(0));
-      B reduce = reduce_block(T(1), largest);
+      B reduce = reduce_block(std::false_type{}, largest);
       bool const scaled = math::any(largest > B(limit));
       if (scaled) {
         B unused(T(0));
-        reduce = reduce_block(down, unused);
+        reduce = reduce_block(std::true_type{}, unused);
       }
       B const g_scale(scaled ? down : T(1));
       B const dx_scale(scaled ? up : T(1));

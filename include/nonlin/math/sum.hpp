@@ -26,10 +26,16 @@ struct compensated_sum {
   V error = V(0);
 
   // += term + term_lo (term_lo: a low part the caller has, e.g. of an exact product).
-  void add(V const& term, V const& term_lo = V(0)) noexcept {
+  void add(V const& term, V const& term_lo) noexcept {
     auto s = math::two_sum(sum, term);
     sum = s.hi;
     error = error + (s.lo + term_lo);
+  }
+  // += term (no "+ 0": the compiler may not drop it, since -0 + 0 is +0).
+  void add(V const& term) noexcept {
+    auto s = math::two_sum(sum, term);
+    sum = s.hi;
+    error = error + s.lo;
   }
   // += a * b, the product exact.
   void add_product(V const& a, V const& b) noexcept {
