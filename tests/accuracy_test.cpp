@@ -94,10 +94,10 @@ struct known_over_bound_entry {
   std::string_view why;
 };
 
-// At 1c7251d (symmetric +-0.5 root windows) this held 9 rows, up to 7.8 ulp in mish' and
-// gelu_tanh' just outside the windows; 22d776a's asymmetric windows left mish' f32 at 4.56 near
-// x = -0.179 (accumulated roundings, not a cancellation), which the exact-square division of
-// the next commit brought to 2.8. No row needs an exception now.
+// With symmetric +-0.5 root windows this held 9 rows, up to 7.8 ulp in mish' and gelu_tanh'
+// just outside the windows; the asymmetric windows (-1, +1/2) left mish' f32 at 4.56 near
+// x = -0.179 (accumulated roundings, not a cancellation), which the exact-square division
+// brought to 2.8. No row needs an exception now.
 // The fast tier's entries: its derivatives of x sigma(z) near their zeros (no fitted root
 // neighbourhood: the relative error is unbounded at the zero itself), and the GELUs' left
 // tails, where the argument z rounded once costs about |z| / 2 ulp in e^z.
@@ -153,7 +153,8 @@ std::vector<double> const& special_places() {
     for (double worst : {-2.30975533, -1.3783319, -1.25642586, -1.28379536, -1.71324646}) {
       p.push_back(worst);
     }
-    // The worst floats of tools/accuracy (every 16th bit pattern) at 22d776a: gelu_tanh',
+    // The worst floats of tools/accuracy (every 16th bit pattern) with the asymmetric root
+    // windows: gelu_tanh',
     // gelu_quick', mish'.
     for (double worst : {-3.74463701, -3.36664224, -0.178660065}) {
       p.push_back(worst);

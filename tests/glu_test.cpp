@@ -497,8 +497,8 @@ TEST(GluPaper, TwoThirdsHiddenWidthKeepsParameterCountsEqual) {
   EXPECT_EQ(d_model * 2 * gated_hidden + gated_hidden * d_model, gated_params);
 }
 
-// Table 1 of the paper (T5 base, 524,288 steps, C4 log-perplexity, lower is better), cited
-// from ../shared/REFERENCE.md: training results, not something nonlin reproduces.
+// Table 1 of Shazeer's "GLU Variants Improve Transformer" (T5 base, 524,288 steps, C4
+// log-perplexity, lower is better): training results, not something nonlin reproduces.
 struct perplexity {
   std::string_view ffn;
   double log_perplexity;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// softmax, log_softmax and softmax + cross-entropy: the documents' numbers, gradients against
-// central differences, masking, both layouts, bad arguments.
+// softmax, log_softmax and softmax + cross-entropy: the survey's worked numbers, gradients
+// against central differences, masking, both layouts, bad arguments.
 
 #include <cmath>
 #include <cstdint>

@@ -14,9 +14,9 @@
 //
 // derivative_from_output(y) at y = f(x) rounded inherits |g(y) - f'(x)| from the rounding of y
 // (g: the exact derivative as a function of the output), whatever its own accuracy; in the tails
-// of sigmoid, tanh, elu, selu, softplus that is up to 100% (see ../shared/TRAPS.md), and a
-// constant in g rounded to T (selu's lambda alpha) costs as much as the rounding of y. Its rows
-// report the raw error against f'(x), and as the bounded figure
+// of sigmoid, tanh, elu, selu, softplus that is up to 100% (sigmoid at x = 20: y rounds to 1,
+// so y(1 - y) = 0), and a constant in g rounded to T (selu's lambda alpha) costs as much as the
+// rounding of y. Its rows report the raw error against f'(x), and as the bounded figure
 //   excess = max(0, raw - inherited) / (1 + |g'(y)| ulp(y) / ulp(f'(x))),
 // the error beyond the inherited one in units of one ulp of f' plus the effect of one ulp of y.
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Constants of the activations, as the exact value in double plus, where float needs it, the
-// remainder (value - float(value)) so that a float kernel can carry the constant to 48 bits.
+// Constants of the activations: each as the double nearest it, and, where a product must be
+// carried beyond the precision of the type (tanh-GELU's coefficients, 1.702, SELU's lambda
+// alpha), as an unevaluated double sum hi + lo (double_double below).
 
 #include <numbers>
 

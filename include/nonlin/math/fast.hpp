@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The math of the opt-in fast tier (nonlin/fast/): the same exp reduction and polynomial as
+// The math of the opt-in fast tier (nonlin/fast.hpp): the same exp reduction and polynomial as
 // exp.hpp, but none of the default tier's compensations (no hi + lo arguments, no exact
 // 1 + e, no fitted root neighbourhoods), and a reciprocal by Newton's method from vrcp14
 // instead of a division. Scalars and batches still share every line, so they agree bit for bit.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The logistic sigmoid and what is built on it, all from e = e^(-|z|), which never overflows:
-//   sigma(z) = (z >= 0 ? 1 : e) / (1 + e)           (the stable split of the documents)
+//   sigma(z) = (z >= 0 ? 1 : e) / (1 + e)           (the stable split: no e^-x overflow)
 //   sigma'(z) = sigma(z) sigma(-z) = e / (1 + e)^2   (no 1 - sigma cancellation in the tails)
 //   x sigma(z) and its derivative for a z given as hi + lo (SiLU, Swish, quick and tanh GELU).
 // Where the result is e times something, the factor goes in before exp's final scale, so a
