@@ -2,7 +2,9 @@
 #pragma once
 // Everything nonlin offers. Include a family header instead to compile less.
 
+#include "axis_layout.hpp"     // IWYU pragma: export
 #include "concepts.hpp"        // IWYU pragma: export
+#include "cross_entropy.hpp"   // IWYU pragma: export
 #include "elu.hpp"             // IWYU pragma: export
 #include "fast.hpp"            // IWYU pragma: export
 #include "gelu.hpp"            // IWYU pragma: export

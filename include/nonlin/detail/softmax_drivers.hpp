@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The loops of softmax and log_softmax over an axis_layout: a contiguous row's maximum and sum,
+// the forward driver (normalise) for both layouts, and the backward driver (backward_over_axis)
+// with its compensated reduction. The per-element math is in softmax_math.hpp.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "../axis_layout.hpp"
+#include "../concepts.hpp"
+#include "../kernels.hpp"
+#include "../math/double_float.hpp"
+#include "../math/ops.hpp"
+#include "../math/sum.hpp"
+#include "softmax_math.hpp"
+
+namespace nonlin::detail {
+
+// The first `used` lanes of a batch from p (the rest 0), and back: the partial blocks at the
+// end of an inner dimension run the same batch code as full ones.
+template <class B>
+inline B load_lanes(scalar_t<B> const* p, std::size_t used) {
+  if (used == B::size) {
+    return B::load_unaligned(p);
+  }
+  alignas(64) std::array<scalar_t<B>, B::size> buffer{};
+  std::copy_n(p, used, buffer.begin());
+  return B::load_aligned(buffer.data());
+}
+
+template <class B>
+inline void store_lanes(B const& value, scalar_t<B>* p, std::size_t used) {
+  if (used == B::size) {
+    value.store_unaligned(p);
+    return;
+  }
+  alignas(64) std::array<scalar_t<B>, B::size> buffer;
+  value.store_aligned(buffer.data());
+  std::copy_n(buffer.begin(), used, p);
+}
+
+// A contiguous row's maximum, skipping NaN, and whether the row holds a NaN or +inf (its
+// outputs are then NaN: the general path handles it).
+template <class Arch, class T>
+inline bool row_maximum(T const* z, std::size_t n, T& m) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  B lanes(-inf);
+  auto poisoned = B(T(0)) != B(T(0));
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    B const v = B::load_unaligned(z + i);
+    lanes = math::select(v > lanes, v, lanes);
+    poisoned = math::either(poisoned, math::either(math::is_nan(v), v == B(inf)));
+  }
+  alignas(Arch::alignment()) std::array<T, width> buffer;
+  lanes.store_aligned(buffer.data());
+  m = -inf;
+  for (T const v : buffer) {
+    m = v > m ? v : m;
+  }
+  bool bad = math::any(poisoned);
+  for (; i < n; ++i) {
+    m = z[i] > m ? z[i] : m;
+    bad = bad || math::is_nan(z[i]) || z[i] == inf;
+  }
+  return bad;
+}
+
+// The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
+// with `terms`, each term is stored there too (softmax scales them in place afterwards).
+template <class Arch, bool unit_temperature, class T>
+inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  B const bm(m);
+  B const binv_t(inv_t);
+  B const bt(t);
+  running<B> lanes{bm, B(T(0)), B(T(0)), B(T(0))};
+  std::size_t i = 0;
+  for (; i + width <= n; i += width) {
+    B const term = shifted_exp<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt).value();
+    if (terms != nullptr) {
+      term.store_unaligned(terms + i);
+    }
+    lanes.add(term);
+  }
+  if (i < n) {
+    alignas(Arch::alignment()) std::array<T, width> tail;
+    tail.fill(-std::numeric_limits<T>::infinity());
+    std::copy_n(z + i, n - i, tail.begin());
+    B const term =
+        shifted_exp<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt).value();
+    lanes.add(term);
+    if (terms != nullptr) {
+      term.store_aligned(tail.data());
+      std::copy_n(tail.begin(), n - i, terms + i);
+    }
+  }
+  alignas(Arch::alignment()) std::array<T, width> sums;
+  alignas(Arch::alignment()) std::array<T, width> errors;
+  lanes.sum.store_aligned(sums.data());
+  lanes.low().store_aligned(errors.data());
+  running<T> total{m, T(0), T(0), T(0)};
+  for (std::size_t k = 0; k < width; ++k) {
+    auto added = math::two_sum(total.sum, sums[k]);
+    total.sum = added.hi;
+    total.error += added.lo + errors[k];
+  }
+  return {total.sum, total.error};
+}
+
+// A contiguous row's (max, compensated sum of exp((z - m) / T)) in one pass, the running sum
+// rescaled when a lane's maximum grows: any row (NaN or +inf anywhere: the sum is NaN; all -inf:
+// max = -inf, sum 0).
+template <class Arch, class T>
+inline running<T> row_statistics_general(T const* z, std::size_t n, T inv_t, T t) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  // Two independent accumulators, so that one batch's exp overlaps the other's update.
+  running<B> even;
+  running<B> odd;
+  std::size_t i = 0;
+  for (; i + 2 * width <= n; i += 2 * width) {
+    update(even, B::load_unaligned(z + i), B(inv_t), B(t));
+    update(odd, B::load_unaligned(z + i + width), B(inv_t), B(t));
+  }
+  for (; i + width <= n; i += width) {
+    update(even, B::load_unaligned(z + i), B(inv_t), B(t));
+  }
+  if (i < n) {
+    alignas(Arch::alignment()) std::array<T, width> tail;
+    tail.fill(-std::numeric_limits<T>::infinity());
+    std::copy_n(z + i, n - i, tail.begin());
+    update(odd, B::load_aligned(tail.data()), B(inv_t), B(t));
+  }
+  return combine(even, odd, inv_t, t);
+}
+
+// The same for any row, through the two-pass path (maximum, then sum) where the row is finite
+// or -inf and not all -inf; the sum's low part is in `error`.
+template <class Arch, class T>
+inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
+  T m;
+  bool const bad = row_maximum<Arch>(z, n, m);
+  if (bad || m == -std::numeric_limits<T>::infinity()) {
+    return row_statistics_general<Arch>(z, n, inv_t, t);
+  }
+  auto const sum = t == T(1) ? row_sum<Arch, true>(z, static_cast<T*>(nullptr), n, m, inv_t, t)
+                             : row_sum<Arch, false>(z, static_cast<T*>(nullptr), n, m, inv_t, t);
+  return {m, sum.hi, sum.lo, T(0)};
+}
+
+// Normalises every row of `shape` over its axis. Rows of the rows layout whose entries are
+// finite or -inf (not all -inf): the maximum in one pass, the sum of the exps in a second
+// (softmax keeps each exp in y), then the outputs (softmax: y *= 1 / s; log_softmax from the
+// row's (m, s), with no exp). Other rows of the rows layout: (max, sum) together in one pass
+// (a lane's running sum is rescaled when its maximum grows), then y = out(z, m, s). In the
+// (outer, axis, inner) layout each lane is a row of its own, as in the second scheme.
+template <class Arch, bool keep_terms, class T, class Out>
+void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
+  using B = xsimd::batch<T, Arch>;
+  constexpr std::size_t width = B::size;
+  if (shape.empty()) {
+    return;  // no work, however large the other dimensions
+  }
+  T const inv_t = T(1) / t;
+  if (shape.inner == 1) {
+    for (std::size_t r = 0; r < shape.outer; ++r) {
+      T const* z = x + r * shape.axis;
+      T* row_out = y + r * shape.axis;
+      T row_max;
+      bool const bad = row_maximum<Arch>(z, shape.axis, row_max);
+      if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
+        T* const terms = keep_terms ? row_out : nullptr;
+        auto sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
+                             : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
+        if constexpr (keep_terms) {
+          // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow).
+          B const inv_sum(T(1) / (sum.hi + sum.lo));
+          elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
+                            std::span<T const>(row_out, shape.axis));
+        } else {
+          // log s once per row (s >= 1: log1p(s - 1), s - 1 exact below 2).
+          B const m(row_max);
+          B const log_sum(log_of_sum(sum.hi, sum.lo));
+          B const binv_t(inv_t);
+          B const bt(t);
+          std::span<T> const out_row(row_out, shape.axis);
+          std::span<T const> const in_row(z, shape.axis);
+          if (t == T(1)) {
+            elementwise<Arch>(
+                [&](B zb) { return log_probability_given<true>(zb, m, log_sum, binv_t, bt); },
+                out_row, in_row);
+          } else {
+            elementwise<Arch>(
+                [&](B zb) { return log_probability_given<false>(zb, m, log_sum, binv_t, bt); },
+                out_row, in_row);
+          }
+        }
+        continue;
+      }
+      running<T> const stats = row_statistics_general<Arch>(z, shape.axis, inv_t, t);
+      B const m(stats.max);
+      B const sum(stats.sum);
+      B const sum_lo(stats.error);
+      elementwise<Arch>([&](B zb) { return out(zb, m, sum, sum_lo, B(inv_t), B(t)); },
+                        std::span<T>(y + r * shape.axis, shape.axis),
+                        std::span<T const>(z, shape.axis));
+    }
+    return;
+  }
+  // Lanes across inner positions; the tail block goes through zero-padded copies.
+  for (std::size_t o = 0; o < shape.outer; ++o) {
+    for (std::size_t j = 0; j < shape.inner; j += width) {
+      std::size_t const used = std::min(width, shape.inner - j);
+      auto at = [&](std::size_t a) { return (o * shape.axis + a) * shape.inner + j; };
+      running<B> lanes;
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        update(lanes, load_lanes<B>(x + at(a), used), B(inv_t), B(t));
+      }
+      // The compensated sum as hi + lo: log_softmax keeps the low part (log s - 0 where the
+      // other entries add less than an ulp to the maximum's 1).
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        B const z = load_lanes<B>(x + at(a), used);
+        store_lanes(out(z, lanes.max, lanes.sum, lanes.low(), B(inv_t), B(t)), y + at(a), used);
+      }
+    }
+  }
+}
+
+// The row's largest |dy| so far, per lane (NaN is skipped: it reaches the result anyway).
+template <class V>
+inline V max_magnitude(V const& so_far, V const& g) {
+  return math::clamp_below(so_far, math::abs(g));  // one max: so_far where |g| is NaN
+}
+
+// dx = grad(y, dy, reduce, 1/T) with reduce = the compensated sum over the axis of
+// add(sum, y, dy). Rows (or, in the strided layout, blocks of lanes) whose largest |dy| is above
+// max * 2^-scale_bits run on dy * 2^-scale_bits and the result is scaled back: the sum and the
+// differences inside grad would overflow there while dx itself may be finite (dy near +-max;
+// the scaling is exact except for subnormal dy, which cannot matter beside such a dy).
+template <class Arch, class T, class Add, class Grad>
+void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, int scale_bits,
+                        Add const& add, Grad const& grad) {
+  using B = xsimd::batch<T, Arch>;
+  using sum_t = math::compensated_sum<B>;
+  constexpr std::size_t width = B::size;
+  if (shape.empty()) {
+    return;
+  }
+  B const inv_t(T(1) / t);
+  T const limit = std::ldexp(std::numeric_limits<T>::max(), -scale_bits);
+  T const down = std::ldexp(T(1), -scale_bits);
+  T const up = std::ldexp(T(1), scale_bits);
+  if (shape.inner == 1) {
+    for (std::size_t r = 0; r < shape.outer; ++r) {
+      std::size_t const base = r * shape.axis;
+      std::span<T> const dx_row(dx + base, shape.axis);
+      std::span<T const> const y_row(y + base, shape.axis);
+      std::span<T const> const dy_row(dy + base, shape.axis);
+      // The sum, and the largest |dy| unless `scaled` (then dy is multiplied by `down`).
+      auto reduce_row = [&]<bool scaled>(std::bool_constant<scaled>, B& largest) {
+        sum_t lanes;
+        math::compensated_sum<T> rest;
+        std::size_t i = 0;
+        for (; i + width <= shape.axis; i += width) {
+          B g = B::load_unaligned(dy + base + i);
+          if constexpr (scaled) {
+            g = g * B(down);
+          } else {
+            largest = max_magnitude(largest, g);
+          }
+          add(lanes, B::load_unaligned(y + base + i), g);
+        }
+        T largest_rest = T(0);
+        for (; i < shape.axis; ++i) {
+          T const g = scaled ? dy[base + i] * down : dy[base + i];
+          add(rest, y[base + i], g);
+          largest_rest = max_magnitude(largest_rest, g);
+        }
+        largest = max_magnitude(largest, B(largest_rest));
+        return B(math::lanes_total(lanes, rest));
+      };
+      B largest(T(0));
+      B const reduce = reduce_row(std::false_type{}, largest);
+      if (!math::any(largest > B(limit))) {
+        elementwise<Arch>([&](B yb, B dyb) { return grad(yb, dyb, reduce, inv_t); }, dx_row, y_row,
+                          dy_row);
+      } else {
+        B unused(T(0));
+        B const scaled = reduce_row(std::true_type{}, unused);
+        elementwise<Arch>(
+            [&](B yb, B dyb) { return grad(yb, dyb * B(down), scaled, inv_t) * B(up); }, dx_row,
+            y_row, dy_row);
+      }
+    }
+    return;
+  }
+  for (std::size_t o = 0; o < shape.outer; ++o) {
+    for (std::size_t j = 0; j < shape.inner; j += width) {
+      std::size_t const used = std::min(width, shape.inner - j);
+      auto at = [&](std::size_t a) { return (o * shape.axis + a) * shape.inner + j; };
+      auto reduce_block = [&]<bool scaled>(std::bool_constant<scaled>, B& largest) {
+        sum_t lanes;
+        for (std::size_t a = 0; a < shape.axis; ++a) {
+          B g = load_lanes<B>(dy + at(a), used);
+          if constexpr (scaled) {
+            g = g * B(down);
+          } else {
+            largest = max_magnitude(largest, g);
+          }
+          add(lanes, load_lanes<B>(y + at(a), used), g);
+        }
+        return lanes.total();
+      };
+      B largest(T(0));
+      B reduce = reduce_block(std::false_type{}, largest);
+      bool const scaled = math::any(largest > B(limit));
+      if (scaled) {
+        B unused(T(0));
+        reduce = reduce_block(std::true_type{}, unused);
+      }
+      B const g_scale(scaled ? down : T(1));
+      B const dx_scale(scaled ? up : T(1));
+      for (std::size_t a = 0; a < shape.axis; ++a) {
+        B const g = load_lanes<B>(dy + at(a), used) * g_scale;
+        B const result = grad(load_lanes<B>(y + at(a), used), g, reduce, inv_t) * dx_scale;
+        store_lanes(result, dx + at(a), used);
+      }
+    }
+  }
+}
+
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+}  // namespace nonlin::detail

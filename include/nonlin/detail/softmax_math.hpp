@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The math of softmax and log_softmax, one text for batches and scalars: the running maximum
+// and compensated sum of exp((z - m) / T) and how two of them combine, (z - m) / T as hi + lo,
+// log s from the sum's hi + lo, and the per-element outputs p and log p.
+
+#include <array>
+#include <cstddef>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "../concepts.hpp"
+#include "../math/double_float.hpp"
+#include "../math/exp.hpp"
+#include "../math/log.hpp"
+#include "../math/ops.hpp"
+
+namespace nonlin::detail {
+
+// Running maximum and sum of exp((z - m) / T), per lane. The sum is compensated (sum + error,
+// each addition's rounding kept by two_sum): terms of at most 1 added onto a sum of at least 1
+// lose up to half an ulp each, in the same direction when they are alike (one large logit and
+// many equal small ones), which would make the row's error grow with its length.
+template <class V>
+struct running {
+  V max = V(-std::numeric_limits<scalar_t<V>>::infinity());
+  V sum = V(0);
+  V error = V(0);
+  // The roundings of error's own additions: a plain error sum drifted with the number of alike
+  // terms per lane (148 eps at 1e6 in the strided layout, 18 eps at 1e6 columns with 4-lane
+  // SSE, and log p of a dominant entry, which is -error, up to 28 ulp).
+  V error_lo = V(0);
+
+  V low() const { return error + error_lo; }
+  V total() const { return sum + low(); }
+
+  // sum += term, the rounding into error, error's own rounding into error_lo.
+  void add(V const& term) {
+    auto added = math::two_sum(sum, term);
+    sum = added.hi;
+    auto low_sum = math::two_sum(error, added.lo);
+    error = low_sum.hi;
+    error_lo = error_lo + low_sum.lo;
+  }
+};
+
+// (z - m) / T as hi + lo: z - m exactly (two_sum_ordered: z and m may be near the largest
+// float and of opposite signs), the quotient's rounding recovered from the
+// exact residual d - q T (two_product), so that neither costs accuracy in exp or log. At
+// T = 1 (unit_temperature, the caller's promise) the quotient is the difference itself, and a
+// difference that overflows is already the limit.
+template <bool unit_temperature = false, class V>
+inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
+  auto d = math::two_sum_ordered(z, math::neg(m));
+  if constexpr (unit_temperature) {
+    return d;
+  }
+  V const q = d.hi * inv_t;
+  auto qt = math::two_product(q, t);
+  V const lo = (((d.hi - qt.hi) - qt.lo) + d.lo) * inv_t;
+  // Finite z and m more than the largest float apart: z - m overflows, (z - m) / T may not.
+  constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+  auto overflowed = math::both(math::abs(d.hi) == V(inf), math::abs(z) < V(inf));
+  V const scaled = z * inv_t - m * inv_t;
+  return {math::select(overflowed, scaled, q), math::select(overflowed, V(0), lo)};
+}
+
+// exp((z - m) / T) with (z - m) / T carried as hi + lo into exp.
+template <bool unit_temperature = false, class V>
+inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  // Where z = m = -inf the difference is NaN; such a lane has nothing to add.
+  return math::exp_parts_nonpositive(q.hi, q.lo);
+}
+
+// log s for the row's compensated sum s = hi + lo >= 1 (the maximum contributes e^0):
+// log1p((hi - 1) + lo), hi - 1 exact below 2. The low part counts where the other entries add
+// less than an ulp to 1: then s - 1 is all in lo, and log p of the maximum is -lo, not 0.
+template <class V>
+inline V log_of_sum(V hi, V lo) {
+  return math::log1p((hi - math::c<V>(1)) + lo);
+}
+
+// log p = (z - m) / T - log s for a row's log s. Where (z - m) / T is -inf (a masked entry, or
+// finite z and m so far apart, or T so small, that the quotient overflows: the true log p is
+// below -max) log p is -inf; the low part, NaN there (inf - inf), is left out.
+template <bool unit_temperature = false, class V>
+inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  V const value = (q.hi - log_sum) + q.lo;
+  return math::select(q.hi == V(-std::numeric_limits<scalar_t<V>>::infinity()), q.hi, value);
+}
+
+template <class V>
+inline void update(running<V>& r, V z, V inv_t, V t) {
+  V const m = math::select(z > r.max, z, r.max);
+  auto grew = z > r.max;
+  if (math::any(grew)) {
+    // Rescale the lanes whose maximum grew: sum * exp((old - new) / T); a lane that was empty
+    // (old = -inf) has sum 0 and stays 0.
+    V const factor = shifted_exp(r.max, m, inv_t, t).value();
+    r.sum = math::select(grew, math::select(r.sum == V(0), V(0), r.sum * factor), r.sum);
+    r.error = math::select(grew, math::select(r.error == V(0), V(0), r.error * factor), r.error);
+    r.error_lo =
+        math::select(grew, math::select(r.error_lo == V(0), V(0), r.error_lo * factor), r.error_lo);
+  }
+  // A masked entry (z = -inf) in a lane still at -inf adds nothing.
+  V const term = shifted_exp(z, m, inv_t, t).value();
+  r.add(math::select(z == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), term));
+  // NaN anywhere: propagate (z > max is false for NaN, so the NaN enters through the sum).
+  r.sum = math::select(math::is_nan(z), z, r.sum);
+  r.max = m;
+}
+
+// Combines the lanes of two batch states into one (max, sum): the sums are rescaled to the
+// overall maximum in SIMD, then added across lanes. A NaN lane sum (a NaN entry) or an infinite
+// maximum (a +inf entry: inf - inf) makes the total NaN, as the policy says; lanes still at
+// -inf (empty or fully masked) add 0.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B>
+inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, scalar_t<B> inv_t,
+                                    scalar_t<B> t) {
+  using T = scalar_t<B>;
+  constexpr T inf = std::numeric_limits<T>::infinity();
+  B const lane_max = math::select(b.max > a.max, b.max, a.max);
+  alignas(64) std::array<T, B::size> lanes;
+  lane_max.store_aligned(lanes.data());
+  T m = -inf;
+  for (T const v : lanes) {
+    m = v > m ? v : m;
+  }
+  if (m == -inf) {
+    // Every lane empty or masked, unless a lane saw a NaN.
+    return {m, xsimd::hadd(a.sum + b.sum), T(0), T(0)};
+  }
+  // The lanes' compensated sums rescaled to m, then added across lanes, still compensated.
+  alignas(64) std::array<T, B::size> sums;
+  alignas(64) std::array<T, B::size> errors;
+  running<T> total{m, T(0), T(0), T(0)};
+  for (running<B> const* r : {&a, &b}) {
+    B const factor = shifted_exp(r->max, B(m), B(inv_t), B(t)).value();
+    auto empty = r->max == B(-inf);
+    math::select(empty, math::select(math::is_nan(r->sum), r->sum, B(0)), r->sum * factor)
+        .store_aligned(sums.data());
+    math::select(empty, B(0), r->low() * factor).store_aligned(errors.data());
+    for (std::size_t i = 0; i < B::size; ++i) {
+      auto added = math::two_sum(total.sum, sums[i]);
+      total.sum = added.hi;
+      total.error += added.lo + errors[i];
+    }
+  }
+  return {m, total.total(), T(0), T(0)};
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// The per-element outputs, one text for batches and scalars.
+template <class V>
+V probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
+  constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+  V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / (sum + sum_lo));
+  // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0; a row
+  // with a NaN or +inf (sum is NaN) is NaN throughout, masked entries included.
+  auto masked_row = math::both(m == V(-inf), sum == sum);
+  auto masked_entry = math::both(z == V(-inf), sum == sum);
+  return math::select(math::either(masked_row, masked_entry), V(0), p);
+}
+
+template <class V>
+V log_probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
+  constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
+  V const value = log_probability_given(z, m, log_of_sum(sum, sum_lo), inv_t, t);
+  auto masked_row = math::both(m == V(-inf), sum == sum);
+  return math::select(masked_row, V(-inf), math::select(sum == sum, value, sum));
+}
+
+}  // namespace nonlin::detail
