@@ -32,6 +32,18 @@ namespace nonlin {
 enum class reduction { none, sum, mean };
 
 namespace detail {
+// What both kinds of targets check first: T, the rows layout of the logits, and dz their size
+// and on them or apart. Returns the layout.
+template <real_scalar T>
+axis_layout require_logits(char const* where, softmax const& f, std::span<T const> logits,
+                           std::span<T> dz, std::size_t cols) {
+  require_temperature<T>(where, f.temperature);
+  axis_layout const shape = rows_layout(where, "logits", logits.size(), cols);
+  require_same_size<T>(where, "logits", logits, "dz", dz);
+  require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
+  return shape;
+}
+
 // losses: one per row (reduction none, or given), and apart from every other array: it is
 // written row by row while the later rows of the others are still to be read.
 template <class T, class Q>
@@ -150,10 +162,7 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
                         reduction r = reduction::mean, std::int64_t ignore_index = -100,
                         std::span<T> losses = {}) {
   char const* where = "nonlin::softmax_cross_entropy";
-  detail::require_temperature<T>(where, f.temperature);
-  axis_layout const shape = detail::rows_layout(where, "logits", logits.size(), cols);
-  detail::require_same_size<T>(where, "logits", logits, "dz", dz);
-  detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
+  axis_layout const shape = detail::require_logits(where, f, logits, dz, cols);
   // dz is written row by row while the later rows' targets are still to be read.
   detail::require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
   if (targets.size() != shape.outer) {
@@ -185,11 +194,8 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T
                         std::span<T> dz, std::size_t cols, reduction r = reduction::mean,
                         std::span<T> losses = {}) {
   char const* where = "nonlin::softmax_cross_entropy";
-  detail::require_temperature<T>(where, f.temperature);
-  axis_layout const shape = detail::rows_layout(where, "logits", logits.size(), cols);
-  detail::require_same_size<T>(where, "logits", logits, "dz", dz);
+  axis_layout const shape = detail::require_logits(where, f, logits, dz, cols);
   detail::require_same_size<T>(where, "logits", logits, "q", q);
-  detail::require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
   // dz is written row by row while the later rows of q are still to be read; dz = q itself is
   // rejected too (it was a silent wrong result before the rows were computed from p).
   detail::require_disjoint<T, T>(where, "dz", dz, "q", q);
