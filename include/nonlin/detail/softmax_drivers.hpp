@@ -110,11 +110,9 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   alignas(Arch::alignment()) std::array<T, width> errors;
   lanes.sum.store_aligned(sums.data());
   lanes.low().store_aligned(errors.data());
-  running<T> total{m, T(0), T(0), T(0)};
+  math::compensated_sum<T> total;
   for (std::size_t k = 0; k < width; ++k) {
-    auto added = math::two_sum(total.sum, sums[k]);
-    total.sum = added.hi;
-    total.error += added.lo + errors[k];
+    total.add(sums[k], errors[k]);
   }
   return {total.sum, total.error};
 }

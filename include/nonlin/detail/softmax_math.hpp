@@ -15,6 +15,7 @@
 #include "../math/exp.hpp"
 #include "../math/log.hpp"
 #include "../math/ops.hpp"
+#include "../math/sum.hpp"
 
 namespace nonlin::detail {
 
@@ -137,7 +138,7 @@ inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, sc
   // The lanes' compensated sums rescaled to m, then added across lanes, still compensated.
   alignas(64) std::array<T, B::size> sums;
   alignas(64) std::array<T, B::size> errors;
-  running<T> total{m, T(0), T(0), T(0)};
+  math::compensated_sum<T> total;
   for (running<B> const* r : {&a, &b}) {
     B const factor = shifted_exp(r->max, B(m), B(inv_t), B(t)).value();
     auto empty = r->max == B(-inf);
@@ -145,12 +146,10 @@ inline running<scalar_t<B>> combine(running<B> const& a, running<B> const& b, sc
         .store_aligned(sums.data());
     math::select(empty, B(0), r->low() * factor).store_aligned(errors.data());
     for (std::size_t i = 0; i < B::size; ++i) {
-      auto added = math::two_sum(total.sum, sums[i]);
-      total.sum = added.hi;
-      total.error += added.lo + errors[i];
+      total.add(sums[i], errors[i]);
     }
   }
-  return {m, total.total(), T(0), T(0)};
+  return {m, total.sum + total.error, T(0), T(0)};
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
