@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The loops of softmax and log_softmax over an axis_layout: a contiguous row's maximum and sum,
-// the forward driver (normalise) for both layouts, and the backward driver (backward_over_axis)
-// with its compensated reduction. The per-element math is in softmax_math.hpp.
+// the forward driver (forward_over_axis) for both layouts, and the backward driver
+// (backward_over_axis) with its compensated reduction. The per-element math is in softmax_math.hpp.
 
 #include <algorithm>
 #include <array>
@@ -165,7 +165,7 @@ inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
 // (a lane's running sum is rescaled when its maximum grows), then y = out(z, m, s). In the
 // (outer, axis, inner) layout each lane is a row of its own, as in the second scheme.
 template <class Arch, bool keep_terms, class T, class Out>
-void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
+void forward_over_axis(axis_layout shape, T const* x, T* y, T t, Out const& out) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
   if (shape.empty()) {
@@ -183,7 +183,11 @@ void normalise(axis_layout shape, T const* x, T* y, T t, Out const& out) {
         auto sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
                              : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
         if constexpr (keep_terms) {
-          // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow).
+          // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow). The
+          // general path and the strided layout form p as exp_split.times(1/s) instead (1/s
+          // folded in before exp's final scale, one rounding less) because they compute each
+          // exp anew; here the terms are already in y from the sum's pass, and a second exp per
+          // element would cost more than that rounding saves.
           B const inv_sum(T(1) / (sum.hi + sum.lo));
           elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
                             std::span<T const>(row_out, shape.axis));
