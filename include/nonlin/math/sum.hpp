@@ -5,9 +5,10 @@
 // (two_product), so that terms which cancel leave the total rounded about once:
 // |total - exact| <= u |exact| + gamma_n^2 sum |terms|. Where `sum` is infinite or NaN (a term
 // overflowed, a NaN came in) it is the total. The sums that the span kernels reduce (PReLU's
-// dalpha, softmax's <p, dp>, log_softmax's sum of dy) all go through it: a plain sum of a
-// thousand mixed-sign products was off by 9-14 ulp (PReLU) or 8.5 units of u sum |terms|
-// (softmax), and drifts with the length.
+// dalpha, softmax's <p, dp>, log_softmax's sum of dy, the cross-entropy's sums of q and of the
+// loss, softmax's cross-lane totals) all go through it: plain sums were off by 9-14 ulp where
+// PReLU's products cancel and by up to 886 units of u sum |terms| in softmax's strided backward
+// at 10^5 classes (tools/gradient_error.cpp), drifting with the length.
 
 #include <array>
 #include <cstddef>
