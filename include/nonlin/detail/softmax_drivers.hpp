@@ -332,12 +332,22 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
         B unused(T(0));
         reduce = reduce_block(std::true_type{}, unused);
       }
-      B const g_scale(scaled ? down : T(1));
-      B const dx_scale(scaled ? up : T(1));
-      for (std::size_t a = 0; a < shape.axis; ++a) {
-        B const g = load_lanes<B>(dy + at(a), used) * g_scale;
-        B const result = grad(load_lanes<B>(y + at(a), used), g, reduce, inv_t) * dx_scale;
-        store_lanes(result, dx + at(a), used);
+      // The scaling only in the rare scaled blocks (no multiplications by 1 on the hot path).
+      auto write_block = [&]<bool scaled_block>(std::bool_constant<scaled_block>) {
+        for (std::size_t a = 0; a < shape.axis; ++a) {
+          B const g = load_lanes<B>(dy + at(a), used);
+          B const y_a = load_lanes<B>(y + at(a), used);
+          if constexpr (scaled_block) {
+            store_lanes(grad(y_a, g * B(down), reduce, inv_t) * B(up), dx + at(a), used);
+          } else {
+            store_lanes(grad(y_a, g, reduce, inv_t), dx + at(a), used);
+          }
+        }
+      };
+      if (scaled) {
+        write_block(std::true_type{});
+      } else {
+        write_block(std::false_type{});
       }
     }
   }
