@@ -115,8 +115,11 @@ namespace detail {
 // elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
 // same array as an input; the tail runs the same batch code on a zero-padded copy.
+// The op is copied in, as in elementwise.
 template <class Arch, class T, class Op, class... In>
-void elementwise_pair(Op const& op, std::span<T> out0, std::span<T> out1, In... in) {
+NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std::span<T> out1,
+                                     In... in) {
+  Op const op = shared_op;
   using batch = xsimd::batch<T, Arch>;
   constexpr std::size_t width = batch::size;
   std::size_t const n = out0.size();
@@ -196,7 +199,7 @@ void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate
   detail::require_same_size<T>(where, "value", value, "out", out);
   detail::require_no_partial_overlap<T>(where, "out", out, "value", value);
   detail::require_no_partial_overlap<T>(where, "out", out, "gate", gate);
-  detail::elementwise<Arch>([&f](auto v, auto g) { return f(v, g); }, out, value, gate);
+  detail::elementwise<Arch>([f](auto v, auto g) { return f(v, g); }, out, value, gate);
 }
 
 // d_value = dy * act(gate), d_gate = dy * value * act'(gate), in one pass. Each output may be
@@ -218,7 +221,7 @@ void gated_backward(F const& f, std::span<T const> value, std::span<T const> gat
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "gate", gate);
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "dy", dy);
   detail::require_disjoint<T, T>(where, "d_value", d_value, "d_gate", d_gate);
-  detail::elementwise_pair<Arch>([&f](auto v, auto g, auto d) { return f.backward(v, g, d); },
+  detail::elementwise_pair<Arch>([f](auto v, auto g, auto d) { return f.backward(v, g, d); },
                                  d_value, d_gate, value, gate, dy);
 }
 
@@ -235,7 +238,7 @@ void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std
     return;  // rows of nothing: no work, however many rows
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [&f](auto v, auto g) { return f(v, g); };
+  auto const op = [f](auto v, auto g) { return f(v, g); };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     detail::elementwise<Arch>(op, out.subspan(half * r, half), row.subspan(at.value, half),
@@ -258,7 +261,7 @@ void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> d
     return;
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [&f](auto v, auto g, auto d) { return f.backward(v, g, d); };
+  auto const op = [f](auto v, auto g, auto d) { return f.backward(v, g, d); };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     auto const grad = dx.subspan(2 * half * r, 2 * half);

@@ -94,7 +94,7 @@ inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
 }
 
 template <class V>
-inline void update(running<V>& r, V z, V inv_t, V t) {
+NONLIN_ALWAYS_INLINE void update(running<V>& r, V z, V inv_t, V t) {
   V const m = math::select(z > r.max, z, r.max);
   auto grew = z > r.max;
   if (math::any(grew)) {
@@ -166,7 +166,7 @@ V probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
 }
 
 template <class V>
-V log_probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
+NONLIN_ALWAYS_INLINE V log_probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   V const value = log_probability_given(z, m, log_of_sum(sum, sum_lo), inv_t, t);
   auto masked_row = math::both(m == V(-inf), sum == sum);
