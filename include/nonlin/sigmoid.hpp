@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "concepts.hpp"
+#include "math/divide.hpp"
 #include "math/exp.hpp"
 #include "math/logistic.hpp"
 #include "math/ops.hpp"
@@ -116,9 +117,10 @@ struct softplus {
 struct hardsigmoid {
   template <real_value V>
   V operator()(V x) const noexcept {
-    V const inner = (x + math::c<V>(3)) / math::c<V>(6);
-    return math::select(x <= math::c<V>(-3), V(0),
-                        math::select(x >= math::c<V>(3), math::c<V>(1), inner));
+    // x clamped to [-3, 3] first (NaN stays NaN): (0 + 0) / 6 = +0 and 6 / 6 = 1 are the
+    // saturation values, with two min/max instead of two compares and two blends.
+    V const xc = math::clamp_below(math::clamp_above(x, math::c<V>(3)), math::c<V>(-3));
+    return math::divide_by_integer(xc + math::c<V>(3), scalar_t<V>(6));
   }
   template <real_value V>
   V derivative(V x) const noexcept {

@@ -5,6 +5,7 @@
 
 #include "concepts.hpp"
 #include "math/constants.hpp"
+#include "math/divide.hpp"
 #include "math/double_float.hpp"
 #include "math/logistic.hpp"
 #include "math/ops.hpp"
@@ -104,7 +105,7 @@ struct gelu_quick {
 struct hardswish {
   template <real_value V>
   V operator()(V x) const noexcept {
-    V const inner = x * (x + math::c<V>(3)) / math::c<V>(6);
+    V const inner = math::divide_by_integer(x * (x + math::c<V>(3)), scalar_t<V>(6));
     return math::select(x <= math::c<V>(-3), V(0), math::select(x >= math::c<V>(3), x, inner));
   }
   template <real_value V>
@@ -114,7 +115,7 @@ struct hardswish {
   // Selects on the pieces whose derivative is 0 or 1 (dy = inf at x <= -3 gives 0, not NaN).
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    V const inner = (x + x + math::c<V>(3)) / math::c<V>(6);
+    V const inner = math::divide_by_integer(x + x + math::c<V>(3), scalar_t<V>(6));
     V const outer = math::select(x <= math::c<V>(-3), V(0), dy);
     auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
     return math::keep_nan(x, math::select(inside, dy * inner, outer));
