@@ -39,10 +39,10 @@ struct gelu_exact {
   template <real_value V>
   value_and_slope<V> value_and_derivative(V x) const noexcept {
     using R = math::tables::derivative_roots<scalar_t<V>>;
-    auto near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::gelu_exact_root_hi,
-                                           R::gelu_exact_root_lo, R::gelu_exact_ratio);
     auto n = math::normal(x);
-    return {n.x_cdf, math::select(near.inside, near.value, n.cdf_plus_x_pdf)};
+    return {n.x_cdf, math::patch_near_root(n.cdf_plus_x_pdf, math::double_float<V>{x, V(0)},
+                                           R::gelu_exact_root_hi, R::gelu_exact_root_lo,
+                                           R::gelu_exact_ratio)};
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
@@ -61,10 +61,10 @@ struct gelu_tanh {
   template <real_value V>
   V derivative(V x) const noexcept {
     using R = math::tables::derivative_roots<scalar_t<V>>;
-    auto near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::gelu_tanh_root_hi,
-                                           R::gelu_tanh_root_lo, R::gelu_tanh_ratio);
     V const generic = math::x_sigmoid_derivative(argument(x), one_plus_x_slope(x));
-    return math::select(near.inside, near.value, generic);
+    return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::gelu_tanh_root_hi,
+                                 R::gelu_tanh_root_lo, R::gelu_tanh_ratio,
+                                 math::x_sigmoid_root_window);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {

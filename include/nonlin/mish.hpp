@@ -56,9 +56,8 @@ struct mish {
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
                                    math::select(split.vanished(), V(0), left));
     using R = math::tables::derivative_roots<scalar_t<V>>;
-    auto near = math::derivative_near_root(math::double_float<V>{x, V(0)}, R::mish_root_hi,
-                                           R::mish_root_lo, R::mish_ratio);
-    return math::select(near.inside, near.value, generic);
+    return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::mish_root_hi,
+                                 R::mish_root_lo, R::mish_ratio);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {

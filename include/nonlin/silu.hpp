@@ -33,11 +33,11 @@ template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
   auto z = scaled_argument(x, beta);
-  auto near = math::derivative_near_root(z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio);
   auto one_plus_z = math::two_sum(math::c<V>(1), z.hi);
   one_plus_z.lo = one_plus_z.lo + z.lo;
   V const generic = math::x_sigmoid_derivative(z, one_plus_z);
-  return math::select(near.inside, near.value, generic);
+  return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
+                               math::x_sigmoid_root_window);
 }
 }  // namespace detail
 
