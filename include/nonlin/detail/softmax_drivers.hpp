@@ -85,10 +85,10 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   B const bm(m);
   B const binv_t(inv_t);
   B const bt(t);
-  running<B> lanes{bm, B(T(0)), B(T(0)), B(T(0))};
+  math::wide_sum<B> lanes;
   std::size_t i = 0;
   for (; i + width <= n; i += width) {
-    B const term = shifted_exp<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt).value();
+    B const term = shifted_exp_value<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt);
     if (terms != nullptr) {
       term.store_unaligned(terms + i);
     }
@@ -99,22 +99,14 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
     tail.fill(-std::numeric_limits<T>::infinity());
     std::copy_n(z + i, n - i, tail.begin());
     B const term =
-        shifted_exp<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt).value();
+        shifted_exp_value<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt);
     lanes.add(term);
     if (terms != nullptr) {
       term.store_aligned(tail.data());
       std::copy_n(tail.begin(), n - i, terms + i);
     }
   }
-  alignas(Arch::alignment()) std::array<T, width> sums;
-  alignas(Arch::alignment()) std::array<T, width> errors;
-  lanes.sum.store_aligned(sums.data());
-  lanes.low().store_aligned(errors.data());
-  math::compensated_sum<T> total;
-  for (std::size_t k = 0; k < width; ++k) {
-    total.add(sums[k], errors[k]);
-  }
-  return {total.sum, total.error};
+  return lanes.total();
 }
 
 // A contiguous row's (max, compensated sum of exp((z - m) / T)) in one pass, the running sum

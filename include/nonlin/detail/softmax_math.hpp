@@ -75,6 +75,15 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
   return math::exp_parts_nonpositive(q.hi, q.lo);
 }
 
+// The same rounded, from the lean exp (its argument's low part folded in, m's rounding not
+// kept: within 1 ulp instead of ~0.5), for the contiguous rows' terms: p = term / s normalises
+// the terms' own errors away from the row's sum, and p is within 2 ulp of the true probability.
+template <bool unit_temperature = false, class V>
+inline V shifted_exp_value(V z, V m, V inv_t, V t) {
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  return math::exp_scaled_nonpositive(q.hi, q.lo).value();
+}
+
 // log s for the row's compensated sum s = hi + lo >= 1 (the maximum contributes e^0):
 // log1p((hi - 1) + lo), hi - 1 exact below 2. The low part counts where the other entries add
 // less than an ulp to 1: then s - 1 is all in lo, and log p of the maximum is -lo, not 0.
