@@ -264,7 +264,7 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
       std::span<T const> const dy_row(dy + base, shape.axis);
       // The sum, and the largest |dy| unless `scaled` (then dy is multiplied by `down`).
       auto reduce_row = [&]<bool scaled>(std::bool_constant<scaled>, B& largest) {
-        sum_t lanes;
+        math::wide_sum<B> lanes;
         math::compensated_sum<T> rest;
         std::size_t i = 0;
         for (; i + width <= shape.axis; i += width) {
@@ -283,7 +283,7 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
           largest_rest = max_magnitude(largest_rest, g);
         }
         largest = max_magnitude(largest, B(largest_rest));
-        return B(math::lanes_total(lanes, rest));
+        return B(lanes.total_with(rest));
       };
       B largest(T(0));
       B const reduce = reduce_row(std::false_type{}, largest);

@@ -92,6 +92,33 @@ struct wide_sum {
       compensated.add(term);
     }
   }
+  // += a * b: for float the product is exact in double, then one rounding at 2^-53.
+  void add_product(B const& a, B const& b) noexcept {
+    if constexpr (widened) {
+      auto x = widen(a);
+      auto y = widen(b);
+      low = math::fma(x.first, y.first, low);
+      high = math::fma(x.second, y.second, high);
+    } else {
+      compensated.add_product(a, b);
+    }
+  }
+  // The total with `rest` (a scalar sum of the elements left over), rounded to T.
+  T total_with(compensated_sum<T> const& rest) const noexcept {
+    if constexpr (widened) {
+      alignas(64) std::array<double, D::size> a;
+      alignas(64) std::array<double, D::size> b;
+      low.store_aligned(a.data());
+      high.store_aligned(b.data());
+      double sum = static_cast<double>(rest.sum) + static_cast<double>(rest.error);
+      for (std::size_t k = 0; k < D::size; ++k) {
+        sum += a[k] + b[k];
+      }
+      return static_cast<T>(sum);
+    } else {
+      return math::lanes_total(compensated, rest);
+    }
+  }
   double_float<T> total() const noexcept {
     if constexpr (widened) {
       alignas(64) std::array<double, D::size> a;
