@@ -522,9 +522,10 @@ TYPED_TEST(Reliability, LogSoftmaxBelowTheRangeIsMinusInfinity) {
 // log_softmax of a row's dominant entry where the others add less than an ulp to its 1: log s
 // was taken after the compensated sum had been collapsed to 1, giving exactly 0 (100 % off).
 // Now, against -log1p(sum of the others), over 1-1100 others: the rows layout within 5 ulp
-// (measured 4.46 ulp float / 2.59 double with AVX-512, 2.51 / 1.87 with AVX2, 2.05 / 1.69 with
-// SSE; 10 / 28 on SSE before the error term's own roundings were kept), the strided layout within
-// 2 ulp (1.63 / 1.48; 45 ulp at 1000 others before).
+// (measured 1.83 ulp float / 2.59 double with AVX-512 and 1.83 / 1.69 with SSE since float rows
+// sum in double; 4.46 / 2.59 and 2.05 / 1.69 before; 10 / 28 on SSE before the error term's own
+// roundings were kept, 13.5 in double when the double rows' sum lost them again), the strided
+// layout within 2 ulp (1.63 / 1.48; 45 ulp at 1000 others before).
 TYPED_TEST(Reliability, LogSoftmaxOfADominantEntryKeepsTheSumsLowPart) {
   using T = TypeParam;
   T const d = std::is_same_v<T, float> ? T(2) : T(4);  // (z - m) / T = -20 / -40

@@ -86,9 +86,10 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   B const binv_t(inv_t);
   B const bt(t);
   math::wide_sum<B> lanes;
+  auto term_of = [&](B zb) { return shifted_exp_value<unit_temperature>(zb, bm, binv_t, bt); };
   std::size_t i = 0;
   for (; i + width <= n; i += width) {
-    B const term = shifted_exp_value<unit_temperature>(B::load_unaligned(z + i), bm, binv_t, bt);
+    B const term = term_of(B::load_unaligned(z + i));
     if (terms != nullptr) {
       term.store_unaligned(terms + i);
     }
@@ -98,8 +99,7 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
     alignas(Arch::alignment()) std::array<T, width> tail;
     tail.fill(-std::numeric_limits<T>::infinity());
     std::copy_n(z + i, n - i, tail.begin());
-    B const term =
-        shifted_exp_value<unit_temperature>(B::load_aligned(tail.data()), bm, binv_t, bt);
+    B const term = term_of(B::load_aligned(tail.data()));
     lanes.add(term);
     if (terms != nullptr) {
       term.store_aligned(tail.data());

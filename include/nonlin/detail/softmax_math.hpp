@@ -76,8 +76,10 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
 }
 
 // The same rounded, from the lean exp (its argument's low part folded in, m's rounding not
-// kept: within 1 ulp instead of ~0.5), for the contiguous rows' terms: p = term / s normalises
-// the terms' own errors away from the row's sum, and p is within 2 ulp of the true probability.
+// kept: within 1 ulp instead of ~0.5), for the contiguous rows: p = term / s normalises the
+// terms' own errors out of the row's sum (p within 3 ulp of the true softmax, as with the
+// other exp), and log p of a dominant entry, minus the sum of the others, is within 1.83 ulp
+// (float) and 2.59 (double) over 1-1100 alike others, against 1.67 and 2.59 with the other exp.
 template <bool unit_temperature = false, class V>
 inline V shifted_exp_value(V z, V m, V inv_t, V t) {
   auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
