@@ -131,18 +131,9 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    auto padded = [&](std::span<T const> s) {
-      alignas(batch::arch_type::alignment()) std::array<T, width> buffer{};
-      std::copy_n(s.data() + i, rest, buffer.begin());
-      return batch::load_aligned(buffer.data());
-    };
-    alignas(batch::arch_type::alignment()) std::array<T, width> result0{};
-    alignas(batch::arch_type::alignment()) std::array<T, width> result1{};
-    gated_gradient<batch> r = op(padded(in)...);
-    r.d_value.store_aligned(result0.data());
-    r.d_gate.store_aligned(result1.data());
-    std::copy_n(result0.begin(), rest, out0.data() + i);
-    std::copy_n(result1.begin(), rest, out1.data() + i);
+    gated_gradient<batch> r = op(detail::load_partial<batch>(in.data() + i, rest, T(0))...);
+    detail::store_partial(r.d_value, out0.data() + i, rest);
+    detail::store_partial(r.d_gate, out1.data() + i, rest);
   }
 }
 

@@ -7,7 +7,7 @@
 //   nonlin::backward_from_output(f, y, dy, dx)    dx = dy * f'(x), from y = f(x)
 //
 // Any length and alignment; an output may be the very same array as an input (in place). The
-// body runs the functor on xsimd::batch<T, Arch>; the tail is copied into a zero-padded batch
+// body runs the functor on xsimd::batch<T, Arch>; the tail is loaded into a zero-padded batch
 // and runs the same code, so an element's result does not depend on the span's length or on
 // its position, and equals the scalar call f(x[i]) bit for bit. Sizes that differ, or an output
 // that partly overlaps an input, throw std::invalid_argument before anything is written.
@@ -26,6 +26,7 @@
 
 #include "concepts.hpp"
 #include "detail/checks.hpp"
+#include "detail/partial.hpp"
 #include "math/ops.hpp"
 
 namespace nonlin {
@@ -65,14 +66,8 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    auto padded = [&](std::span<T const> s) {
-      alignas(batch::arch_type::alignment()) std::array<T, width> buffer{};
-      std::copy_n(s.data() + i, rest, buffer.begin());
-      return batch::load_aligned(buffer.data());
-    };
-    alignas(batch::arch_type::alignment()) std::array<T, width> result{};
-    op(padded(in)...).store_aligned(result.data());
-    std::copy_n(result.begin(), rest, out.data() + i);
+    detail::store_partial(op(detail::load_partial<batch>(in.data() + i, rest, T(0))...),
+                          out.data() + i, rest);
   }
 }
 

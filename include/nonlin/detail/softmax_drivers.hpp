@@ -20,6 +20,7 @@
 #include "../math/double_float.hpp"
 #include "../math/ops.hpp"
 #include "../math/sum.hpp"
+#include "partial.hpp"
 #include "softmax_math.hpp"
 
 namespace nonlin::detail {
@@ -28,23 +29,16 @@ namespace nonlin::detail {
 // end of an inner dimension run the same batch code as full ones.
 template <class B>
 inline B load_lanes(scalar_t<B> const* p, std::size_t used) {
-  if (used == B::size) {
-    return B::load_unaligned(p);
-  }
-  alignas(64) std::array<scalar_t<B>, B::size> buffer{};
-  std::copy_n(p, used, buffer.begin());
-  return B::load_aligned(buffer.data());
+  return used == B::size ? B::load_unaligned(p) : load_partial<B>(p, used, scalar_t<B>(0));
 }
 
 template <class B>
 inline void store_lanes(B const& value, scalar_t<B>* p, std::size_t used) {
   if (used == B::size) {
     value.store_unaligned(p);
-    return;
+  } else {
+    store_partial(value, p, used);
   }
-  alignas(64) std::array<scalar_t<B>, B::size> buffer;
-  value.store_aligned(buffer.data());
-  std::copy_n(buffer.begin(), used, p);
 }
 
 // A contiguous row's maximum, skipping NaN, and whether the row holds a NaN or +inf (its
@@ -62,18 +56,18 @@ inline bool row_maximum(T const* z, std::size_t n, T& m) {
     lanes = math::select(v > lanes, v, lanes);
     poisoned = math::either(poisoned, math::either(math::is_nan(v), v == B(inf)));
   }
+  if (i < n) {
+    B const v = load_partial<B>(z + i, n - i, -inf);
+    lanes = math::select(v > lanes, v, lanes);
+    poisoned = math::either(poisoned, math::either(math::is_nan(v), v == B(inf)));
+  }
   alignas(Arch::alignment()) std::array<T, width> buffer;
   lanes.store_aligned(buffer.data());
   m = -inf;
   for (T const v : buffer) {
     m = v > m ? v : m;
   }
-  bool bad = math::any(poisoned);
-  for (; i < n; ++i) {
-    m = z[i] > m ? z[i] : m;
-    bad = bad || math::is_nan(z[i]) || z[i] == inf;
-  }
-  return bad;
+  return math::any(poisoned);
 }
 
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
@@ -96,14 +90,10 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
     lanes.add(term);
   }
   if (i < n) {
-    alignas(Arch::alignment()) std::array<T, width> tail;
-    tail.fill(-std::numeric_limits<T>::infinity());
-    std::copy_n(z + i, n - i, tail.begin());
-    B const term = term_of(B::load_aligned(tail.data()));
+    B const term = term_of(load_partial<B>(z + i, n - i, -std::numeric_limits<T>::infinity()));
     lanes.add(term);
     if (terms != nullptr) {
-      term.store_aligned(tail.data());
-      std::copy_n(tail.begin(), n - i, terms + i);
+      store_partial(term, terms + i, n - i);
     }
   }
   return lanes.total();
