@@ -77,37 +77,12 @@ inline V round_to_integer(V const& x) noexcept {
   return (x + magic) - magic;
 }
 
-// 2^k for an integral-valued k in the normal exponent range.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <real_value V>
-inline V pow2(V const& k) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  V const magic(K::magic);
-  int_t<V> const integer = math::as_bits(k + magic) - math::as_bits(magic);
-  return math::from_bits<V>((integer + int_t<V>(K::bias)) << K::mantissa_bits);
-}
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
-
-// 2^n as two factors 2^(n/2) 2^(n - n/2), each a normal number for |n| < 2 * bias.
-template <real_value V>
-struct pow2_pair {
-  V first;
-  V second;
-};
-
-template <real_value V>
-inline pow2_pair<V> scale_factors(V const& n) noexcept {
-  V const half = math::round_to_integer(n * math::c<V>(0.5));
-  return {math::pow2(half), math::pow2(n - half)};
-}
-
-// y * 2^n for integral n, rounded once (subnormal results included): the first factor keeps
-// y * 2^(n/2) normal and exact, the second rounds; needs |n| < 2 * bias. With AVX-512 one
-// vscalef does the same (also rounded once, so the bits are the same), for scalars too.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <real_value V>
-inline V scale(V const& y, V const& n) noexcept {
 #if defined(__AVX512F__) && defined(__AVX512VL__)
+namespace detail {
+// y * 2^floor(n) in one vscalef, rounded once (scalars and every batch width).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <real_value V>
+inline V vscalef(V const& y, V const& n) noexcept {
   using T = scalar_t<V>;
   constexpr bool is_float = std::is_same_v<T, float>;
   if constexpr (!is_batch_v<V>) {
@@ -135,12 +110,52 @@ inline V scale(V const& y, V const& n) noexcept {
       return V(_mm_scalef_pd(y, n));
     }
   }
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+}  // namespace detail
+#endif
+
+// 2^k for an integral-valued k in the normal exponent range.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <real_value V>
+inline V pow2(V const& k) noexcept {
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  // One vscalef of 1 instead of four integer operations: the same 2^k.
+  return detail::vscalef(V(scalar_t<V>(1)), k);
+#else
+  using K = detail::exp_constants<scalar_t<V>>;
+  V const magic(K::magic);
+  int_t<V> const integer = math::as_bits(k + magic) - math::as_bits(magic);
+  return math::from_bits<V>((integer + int_t<V>(K::bias)) << K::mantissa_bits);
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// 2^n as two factors 2^(n/2) 2^(n - n/2), each a normal number for |n| < 2 * bias.
+template <real_value V>
+struct pow2_pair {
+  V first;
+  V second;
+};
+
+template <real_value V>
+inline pow2_pair<V> scale_factors(V const& n) noexcept {
+  V const half = math::round_to_integer(n * math::c<V>(0.5));
+  return {math::pow2(half), math::pow2(n - half)};
+}
+
+// y * 2^n for integral n, rounded once (subnormal results included): the first factor keeps
+// y * 2^(n/2) normal and exact, the second rounds; needs |n| < 2 * bias. With AVX-512 one
+// vscalef does the same (also rounded once, so the bits are the same), for scalars too.
+template <real_value V>
+inline V scale(V const& y, V const& n) noexcept {
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  return detail::vscalef(y, n);
 #else
   auto [first, second] = math::scale_factors(n);
   return (y * first) * second;
 #endif
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // The reduced argument of e^x: x = n ln2 + r + lo, n integral, |r| <= ln2/2 (x clamped first);
 // lo, what rounding r lost, is reduction_error's, for the callers that keep it. (Two members:
