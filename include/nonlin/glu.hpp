@@ -116,6 +116,7 @@ namespace detail {
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
 // same array as an input; the tail runs the same batch code on a zero-padded copy.
 // The op is copied in, as in elementwise.
+NONLIN_LOOP_DIAGNOSTICS_PUSH
 template <class Arch, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std::span<T> out1,
                                      In... in) {
@@ -136,6 +137,7 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
     detail::store_partial(r.d_gate, out1.data() + i, rest);
   }
 }
+NONLIN_LOOP_DIAGNOSTICS_POP
 
 // The half width H of a fused (rows, 2H) buffer of x_size elements, after checking that it is
 // one; out_name/out_size: the (rows, H) array that goes with it.

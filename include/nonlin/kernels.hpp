@@ -54,6 +54,7 @@ void require_output_backward_defined(F const& f) {
 // (and converted, double to float, split into hi + lo) in every iteration. hardtanh's forward
 // spent 2.7x the time of relu6's on that; a local whose address does not escape stays in
 // registers.
+NONLIN_LOOP_DIAGNOSTICS_PUSH
 template <class Arch, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in) {
   Op const op = shared_op;
@@ -70,6 +71,7 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
                           out.data() + i, rest);
   }
 }
+NONLIN_LOOP_DIAGNOSTICS_POP
 
 template <class R>
 using element_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
