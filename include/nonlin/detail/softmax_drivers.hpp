@@ -137,7 +137,7 @@ inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
   }
   auto const sum = t == T(1) ? row_sum<Arch, true>(z, static_cast<T*>(nullptr), n, m, inv_t, t)
                              : row_sum<Arch, false>(z, static_cast<T*>(nullptr), n, m, inv_t, t);
-  return {m, sum.hi, sum.lo, T(0)};
+  return running_of(m, sum.hi, sum.lo);
 }
 
 // Normalises every row of `shape` over its axis. Rows of the rows layout whose entries are
