@@ -120,9 +120,9 @@ T* output() {
 }
 // y = f(input_x) for the bwdy rows, recomputed when the function changes.
 template <class T, class F>
-T const* saved_y(F const& f, char const* name) {
+T const* saved_y(F const& f, std::string_view name) {
   static std::unique_ptr<T, free_deleter> const p(uniform_buffer<T>(1, 0, 0));
-  static char const* computed_for = nullptr;
+  static std::string computed_for;
   if (computed_for != name) {
     auto const n = static_cast<std::size_t>(kMaxSize);
     nonlin::forward(f, std::span<T const>(input_x<T>(), n), std::span<T>(p.get(), n));
@@ -166,9 +166,10 @@ constexpr char const* type_name() {
   return std::is_same_v<T, float> ? "float" : "double";
 }
 
-std::string row_name(char const* dir, char const* fn, char const* type, char const* variant,
+std::string row_name(char const* dir, std::string_view fn, char const* type, char const* variant,
                      std::int64_t n) {
-  return std::string(dir) + "/" + fn + "/" + type + "/" + variant + "/" + std::to_string(n);
+  return std::string(dir) + "/" + std::string(fn) + "/" + type + "/" + variant + "/" +
+         std::to_string(n);
 }
 
 // n is in the name and captured by the body (no ->Arg, which would repeat it in the name).
@@ -179,7 +180,7 @@ void add(std::string const& name, Body body) {
 
 template <class Ref, class T>
 void add_forward() {
-  using F = typename Ref::F;
+  using F = typename Ref::functor;
   for (std::int64_t const n : kSizes) {
     auto const un = static_cast<std::size_t>(n);
     add(row_name("fwd", Ref::name, type_name<T>(), "nonlin", n), [un](benchmark::State& st) {
@@ -206,7 +207,7 @@ void add_forward() {
       T* y = output<T>();
       timed(st, un, 2, sizeof(T), [&] {
         for (std::size_t i = 0; i < un; ++i) {
-          y[i] = Ref::template fwd<T>(x[i]);
+          y[i] = Ref::template textbook_forward<T>(x[i]);
         }
       });
     });
@@ -215,7 +216,7 @@ void add_forward() {
 
 template <class Ref, class T>
 void add_backward() {
-  using F = typename Ref::F;
+  using F = typename Ref::functor;
   for (std::int64_t const n : kSizes) {
     auto const un = static_cast<std::size_t>(n);
     add(row_name("bwd", Ref::name, type_name<T>(), "nonlin", n), [un](benchmark::State& st) {
@@ -245,7 +246,7 @@ void add_backward() {
       T* dx = output<T>();
       timed(st, un, 3, sizeof(T), [&] {
         for (std::size_t i = 0; i < un; ++i) {
-          dx[i] = Ref::template bwd<T>(x[i], dy[i]);
+          dx[i] = Ref::template textbook_backward<T>(x[i], dy[i]);
         }
       });
     });
@@ -254,7 +255,7 @@ void add_backward() {
 
 template <class Ref, class T>
 void add_backward_from_output() {
-  using F = typename Ref::F;
+  using F = typename Ref::functor;
   if constexpr (nonlin::output_differentiable<F, T>) {
     for (std::int64_t const n : kSizes) {
       auto const un = static_cast<std::size_t>(n);
@@ -279,14 +280,14 @@ void add_backward_from_output() {
           }
         });
       });
-      if constexpr (requires(T v) { Ref::template bwdy<T>(v, v); }) {
+      if constexpr (requires(T v) { Ref::template textbook_backward_from_output<T>(v, v); }) {
         add(row_name("bwdy", Ref::name, type_name<T>(), "std", n), [un](benchmark::State& st) {
           T const* y = saved_y<T>(F{}, Ref::name);
           T const* dy = input_dy<T>();
           T* dx = output<T>();
           timed(st, un, 3, sizeof(T), [&] {
             for (std::size_t i = 0; i < un; ++i) {
-              dx[i] = Ref::template bwdy<T>(y[i], dy[i]);
+              dx[i] = Ref::template textbook_backward_from_output<T>(y[i], dy[i]);
             }
           });
         });
@@ -375,7 +376,7 @@ void add_memcpy() {
 
 // The fast tier (nonlin/fast.hpp) under the variant "fast": the span kernels, float and double.
 template <class F, class T>
-void add_fast(char const* name) {
+void add_fast(std::string_view name) {
   for (std::int64_t const n : kSizes) {
     auto const un = static_cast<std::size_t>(n);
     add(row_name("fwd", name, type_name<T>(), "fast", n), [un](benchmark::State& st) {
@@ -395,18 +396,12 @@ void add_fast(char const* name) {
 }
 
 void add_fast_tier() {
-  add_fast<nonlin::fast::sigmoid, float>("sigmoid");
-  add_fast<nonlin::fast::tanh, float>("tanh");
-  add_fast<nonlin::fast::silu, float>("silu");
-  add_fast<nonlin::fast::swish, float>("swish");
-  add_fast<nonlin::fast::gelu_quick, float>("gelu_quick");
-  add_fast<nonlin::fast::gelu_tanh, float>("gelu_tanh");
-  add_fast<nonlin::fast::sigmoid, double>("sigmoid");
-  add_fast<nonlin::fast::tanh, double>("tanh");
-  add_fast<nonlin::fast::silu, double>("silu");
-  add_fast<nonlin::fast::swish, double>("swish");
-  add_fast<nonlin::fast::gelu_quick, double>("gelu_quick");
-  add_fast<nonlin::fast::gelu_tanh, double>("gelu_tanh");
+  nonlin::test::catalog::for_each_row([]<class Row>() {
+    if constexpr (Row::level == nonlin::test::catalog::tier::fast) {
+      add_fast<typename Row::functor, float>(Row::exact_row::name);
+      add_fast<typename Row::functor, double>(Row::exact_row::name);
+    }
+  });
 }
 
 // The second ceiling: two arrays read, one written (what a backward pass moves), as a loop the
@@ -435,7 +430,7 @@ void add_peers() {
   using T = float;
   for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
     nonlin::peers::textbook::for_each_function([&]<class Ref>() {
-      nonlin::peers::function_kernels const* k = peer.find(Ref::name);
+      nonlin::peers::function_kernels const* k = peer.find(std::string(Ref::name));
       if (k == nullptr) {
         return;
       }
@@ -461,7 +456,7 @@ void add_peers() {
         if (auto const bwdy = k->backward_from_output) {
           add(row_name("bwdy", Ref::name, "float", peer.name.c_str(), n),
               [un, bwdy](benchmark::State& st) {
-                T const* y = saved_y<T>(typename Ref::F{}, Ref::name);
+                T const* y = saved_y<T>(typename Ref::functor{}, Ref::name);
                 T const* dy = input_dy<T>();
                 T* dx = output<T>();
                 timed(st, un, 3, sizeof(T), [&] { bwdy(y, dy, dx, un); });

@@ -1,26 +1,29 @@
 // SPDX-License-Identifier: MIT
 // Max-ULP accuracy of every functor's forward value, derivative and derivative_from_output, in
-// float and double, against an MPFR reference (support/reference.hpp, support/accuracy_scan.hpp).
+// float and double, against an MPFR reference (catalog/, support/accuracy_scan.hpp): one test per
+// catalog row.
 //
 // Inputs, through the scalar calls (scalar == SIMD is tested in kernels_test):
 //   float:  the grid k/512 on [-20, 20]; 1024 consecutive floats on each side of 0, the kinks
 //           and the derivatives' zero crossings; 200000 random bit patterns of finite floats.
 //   double: 50000 points over [-40, 40] with full mantissas; 64 consecutive doubles on each
 //           side of the same places; 50000 random bit patterns of finite doubles.
-// Requirement: forward and derivative within 2 ulp (the rows of above_two: their own bound, at
-// most 4). derivative_from_output(f(x)) is measured
+// Requirement: forward and derivative within 2 ulp (a catalog row may state its own bound, with
+// why, at most 4). derivative_from_output(f(x)) is measured
 // against f'(x) too, but it inherits the rounding of y = f(x) (up to 100% in the tails), so
 // its bound is on the excess over that: max(0, raw - inherited) <= 4 units of
 // ulp(f'(x)) + |g'(y)| ulp(y) (support/accuracy_scan.hpp); the raw figure is printed beside it.
-// known_over_bound lists the rows allowed above their bound inside a stated x window, with the
-// measured figure and the reason; every row, listed or not, must stay within it outside.
+// A catalog row's windows() are where it may exceed its bound, with the measured figure and the
+// reason; every row, listed or not, must stay within it outside.
 // Every measured maximum is printed (and recorded with RecordProperty), with its input.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -30,90 +33,34 @@
 
 #include <nonlin/nonlin.hpp>
 
+#include "catalog/catalog.hpp"
 #include "support/accuracy_scan.hpp"
-#include "support/reference.hpp"
 
 namespace nonlin::test {
 namespace {
 
 using accuracy::member;
-using accuracy::window;
 
-// forward, derivative: the goal, 2 ulp, for every row not listed in above_two below. Without an
-// FMA unit (x86-64-v2 and older) nonlin's polynomials and error terms round twice per step:
-// there every row is held to 5 (4.6 measured, gelu_tanh' in double).
-constexpr double ulp_bound = NONLIN_HAS_FMA ? 2.0 : 5.0;
-
-// The rows that miss the 2-ulp goal (README, Accuracy), each with its own bound: the measured
-// maximum (exhaustive float run, 10^7 doubles) rounded up, and why it is above 2.
-struct above_two_entry {
-  std::string_view functor;
-  member which;
-  std::string_view type;  // "f32", "f64" or "" for both
-  double bound;
-  std::string_view why;
-};
-std::vector<above_two_entry> const above_two = {
-    {"gelu_exact", member::forward, "", 3.0, "x Phi(x) from the Mills-ratio tail and exp"},
-    {"gelu_exact", member::derivative, "", 4.0, "Phi(x) + x phi(x): several rounded pieces"},
-    {"mish", member::forward, "", 3.0, "x - x q near 0, q = 2e^2 / P up to 2/5"},
-    {"mish", member::derivative, "", 4.0, "a quotient of rounded pieces"},
-};
-
-double default_tier_bound(std::string_view functor, member which, std::string_view type) {
+// forward, derivative: the bound of the catalog row (catalog/row.hpp): the goal, 2 ulp, where
+// the row states none, else its own with why; the fast tier's is 5. Without an FMA unit
+// (x86-64-v2 and older) nonlin's polynomials and error terms round twice per step: there every
+// row is held to 5 (4.6 measured, gelu_tanh' in double), the fast tier to 6.
+template <class Row>
+double ulp_bound(member which) {
   if constexpr (!NONLIN_HAS_FMA) {
-    return ulp_bound;
+    return Row::level == catalog::tier::fast ? 6.0 : 5.0;
   }
-  for (auto const& e : above_two) {
-    if (e.functor == functor && e.which == which && (e.type.empty() || e.type == type)) {
-      return e.bound;
-    }
-  }
-  return ulp_bound;
+  return (which == member::forward ? Row::bounds.forward : Row::bounds.derivative).ulp;
 }
 constexpr double from_output_bound = 4.0;  // excess of from_output, see accuracy_scan.hpp
-// The fast tier (nonlin/fast.hpp): its own, looser bound, and the windows below where it does
-// not hold (what the fast tier gives up, README "Fast tier").
-constexpr double fast_ulp_bound = NONLIN_HAS_FMA ? 5.0 : 6.0;
 
-// Rows with a derivative zero crossing (silu/swish/gelu_quick, gelu_exact, gelu_tanh, mish)
-// that may exceed the bound inside `where`, with the figure measured there and why. The rest of
-// each row is still held to the bound, and the inside maximum is printed. Figures from this
-// file's inputs (g++ 12, -O3 -march=native, Zen 4); an entry whose row is back within the bound
-// is printed as STALE.
-struct known_over_bound_entry {
-  std::string_view functor;
-  member which;
-  std::string_view type;  // "f32" or "f64"
-  window where;
-  std::string_view measured;
-  std::string_view why;
-};
-
-// With symmetric +-0.5 root windows this held 9 rows, up to 7.8 ulp in mish' and gelu_tanh'
-// just outside the windows; the asymmetric windows (-1, +1/2) left mish' f32 at 4.56 near
-// x = -0.179 (accumulated roundings, not a cancellation), which the exact-square division
-// brought to 2.8. No row needs an exception now.
-// The fast tier's entries: its derivatives of x sigma(z) near their zeros (no fitted root
-// neighbourhood: the relative error is unbounded at the zero itself), and the GELUs' left
-// tails, where the argument z rounded once costs about |z| / 2 ulp in e^z.
-std::vector<known_over_bound_entry> const known_over_bound = {
-    {"fast::silu",
-     member::derivative,
-     "f32",
-     {-2.0, -1.0},
-     "1.5e5 ulp at the zero -1.2785",
-     "root"},
-    {"fast::silu", member::derivative, "f64", {-2.0, -1.0}, "49 ulp near -1.277", "root"},
-    {"fast::gelu_quick", member::forward, "f32", {-1e300, -1.25}, "81 ulp at -52", "argument"},
-    {"fast::gelu_quick", member::forward, "f64", {-1e300, -1.25}, "302 ulp at -348", "argument"},
-    {"fast::gelu_quick", member::derivative, "f32", {-1e300, -0.55}, "root -0.7512, tail", "both"},
-    {"fast::gelu_quick", member::derivative, "f64", {-1e300, -0.55}, "root -0.7512, tail", "both"},
-    {"fast::gelu_tanh", member::forward, "f32", {-1e300, -1.25}, "196 ulp at -9.76", "argument"},
-    {"fast::gelu_tanh", member::forward, "f64", {-1e300, -1.25}, "1216 ulp at -21.1", "argument"},
-    {"fast::gelu_tanh", member::derivative, "f32", {-1e300, -0.55}, "root -0.7525, tail", "both"},
-    {"fast::gelu_tanh", member::derivative, "f64", {-1e300, -0.55}, "root -0.7525, tail", "both"},
-};
+// Each row may exceed its bound inside the windows of its catalog row (Row::windows(), the fast
+// tier's), with the figure measured there and why; the rest of each row is still held to the
+// bound, and the inside maximum is printed. An entry whose row is back within the bound is
+// printed as STALE. (With symmetric +-0.5 root windows the default tier needed 9 such entries,
+// up to 7.8 ulp in mish' and gelu_tanh' just outside the windows; the asymmetric windows
+// (-1, +1/2) left mish' f32 at 4.56 near x = -0.179, which the exact-square division brought to
+// 2.8. The default tier needs none now.)
 
 // ---- inputs -------------------------------------------------------------------------------
 
@@ -266,23 +213,27 @@ class print_table : public ::testing::Environment {
 
 // ---- the check ----------------------------------------------------------------------------
 
-known_over_bound_entry const* known(std::string_view functor, member which, std::string_view type) {
-  for (auto const& e : known_over_bound) {
-    if (e.functor == functor && e.which == which && e.type == type) {
-      return &e;
+template <class Row>
+std::optional<catalog::exempt_window> known(member which, std::string_view type) {
+  for (auto const& e : Row::windows()) {
+    if (e.which == which && e.type == type) {
+      return e;
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
-template <class T, class F>
-void check_type(std::string_view name, F const& f) {
+template <class T, class Row>
+void check_type() {
+  using F = typename Row::functor;
+  std::string_view const name = Row::name;
+  F const f = Row::instances().front().f;
   std::string_view const type = std::is_same_v<T, float> ? "f32" : "f64";
   accuracy::options opts;
   opts.validate_every = 61;
   for (int m = 0; m < accuracy::member_count; ++m) {
-    if (auto const* e = known(name, static_cast<member>(m), type)) {
-      opts.windows[static_cast<std::size_t>(m)] = e->where;
+    if (auto const e = known<Row>(static_cast<member>(m), type)) {
+      opts.windows[static_cast<std::size_t>(m)] = {e->lo, e->hi};
     }
   }
   accuracy::scanner<F, T> scan(f, opts);
@@ -304,20 +255,16 @@ void check_type(std::string_view name, F const& f) {
     }
     accuracy::row const& row = r.rows[static_cast<std::size_t>(m)];
     std::string what = std::string(accuracy::member_name(which)) + " " + std::string(type);
-    bool const fast_tier = name.starts_with("fast::");
-    double const bound = which == member::from_output ? from_output_bound
-                         : fast_tier                  ? fast_ulp_bound
-                                                      : default_tier_bound(name, which, type);
+    double const bound = which == member::from_output ? from_output_bound : ulp_bound<Row>(which);
     std::string note;
     if (which == member::from_output) {
       note = "excess; raw " + format_max(r.raw_from_output) + ", inherited there " +
              format_max(r.inherited_at_raw);
     }
-    auto const* k = known(name, which, type);
-    if (k != nullptr) {
-      note += std::string(note.empty() ? "" : "; ") + "known_over_bound in [" +
-              format_x(k->where.lo) + ", " + format_x(k->where.hi) +
-              "]: " + std::string(k->measured);
+    if (auto const k = known<Row>(which, type)) {
+      note += std::string(note.empty() ? "" : "; ") + "known_over_bound in [" + format_x(k->lo) +
+              ", " + format_x(k->hi) + "]: " + std::string(k->measured) + " (" +
+              std::string(k->why) + ")";
       if (row.inside.value <= bound) {
         note += " -- STALE: within the bound now";
       }
@@ -347,34 +294,44 @@ void check_type(std::string_view name, F const& f) {
               static_cast<long long>(r.mpfr_points));
 }
 
-template <class F>
-void check(std::string_view name, F const& f) {
-  check_type<float>(name, f);
-  check_type<double>(name, f);
+// One test per catalog row: Accuracy.<Name> (AccuracyFastTier.<Name> for the fast tier), the
+// name in CamelCase ("gelu_exact" -> GeluExact, "fast::silu" -> AccuracyFastTier.Silu).
+std::string camel_case(std::string_view name) {
+  if (auto const colons = name.rfind("::"); colons != std::string_view::npos) {
+    name = name.substr(colons + 2);
+  }
+  std::string out;
+  bool upper = true;
+  for (char const c : name) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
 }
 
-TEST(Accuracy, Step) { check("step", step{}); }
-TEST(Accuracy, Identity) { check("identity", identity{}); }
-TEST(Accuracy, Relu) { check("relu", relu{}); }
-TEST(Accuracy, Relu6) { check("relu6", relu6{}); }
-TEST(Accuracy, Hardtanh) { check("hardtanh", hardtanh{}); }
-TEST(Accuracy, LeakyRelu) { check("leaky_relu", leaky_relu{}); }
-TEST(Accuracy, Elu) { check("elu", elu{}); }
-TEST(Accuracy, Selu) { check("selu", selu{}); }
-TEST(Accuracy, Celu) { check("celu", celu{}); }
-TEST(Accuracy, Sigmoid) { check("sigmoid", sigmoid{}); }
-TEST(Accuracy, Tanh) { check("tanh", nonlin::tanh{}); }
-TEST(Accuracy, LogSigmoid) { check("log_sigmoid", log_sigmoid{}); }
-TEST(Accuracy, Hardsigmoid) { check("hardsigmoid", hardsigmoid{}); }
-TEST(Accuracy, Hardswish) { check("hardswish", hardswish{}); }
-TEST(Accuracy, Softplus) { check("softplus", softplus{}); }
-TEST(Accuracy, GeluExact) { check("gelu_exact", gelu_exact{}); }
-TEST(Accuracy, GeluTanh) { check("gelu_tanh", gelu_tanh{}); }
-TEST(Accuracy, GeluQuick) { check("gelu_quick", gelu_quick{}); }
-TEST(Accuracy, Silu) { check("silu", silu{}); }
-TEST(Accuracy, Swish) { check("swish", swish{}); }
-TEST(Accuracy, Mish) { check("mish", mish{}); }
-TEST(Accuracy, SquaredRelu) { check("squared_relu", squared_relu{}); }
+template <class Row>
+class accuracy_of_row : public ::testing::Test {
+ public:
+  void TestBody() override {
+    check_type<float, Row>();
+    check_type<double, Row>();
+  }
+};
+
+[[maybe_unused]] bool const registered = [] {
+  catalog::for_each_row([]<class Row>() {
+    bool const fast_tier = Row::level == catalog::tier::fast;
+    std::string const suite = fast_tier ? "AccuracyFastTier" : "Accuracy";
+    std::string const test = camel_case(Row::name);
+    ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            []() -> ::testing::Test* { return new accuracy_of_row<Row>; });
+  });
+  return true;
+}();
 
 // ---- the reference itself -----------------------------------------------------------------
 
@@ -489,12 +446,6 @@ TEST(AccuracyReference, FormulasMatchTheDirectMpfrOnes) {
   EXPECT_EQ(reference::evaluate(nonlin::softplus{.threshold = 20}, 20.000001).forward.to_double(),
             20.000001);
 }
-
-TEST(AccuracyFastTier, Sigmoid) { check("fast::sigmoid", fast::sigmoid{}); }
-TEST(AccuracyFastTier, Tanh) { check("fast::tanh", fast::tanh{}); }
-TEST(AccuracyFastTier, Silu) { check("fast::silu", fast::silu{}); }
-TEST(AccuracyFastTier, GeluQuick) { check("fast::gelu_quick", fast::gelu_quick{}); }
-TEST(AccuracyFastTier, GeluTanh) { check("fast::gelu_tanh", fast::gelu_tanh{}); }
 
 }  // namespace
 }  // namespace nonlin::test

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "../tests/support/accuracy_scan.hpp"
-#include "../tests/support/reference.hpp"
+#include "catalog/catalog.hpp"
 #include "peer.hpp"
 
 namespace {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Peer "fastmath": the textbook std:: loops of textbook.hpp compiled with -ffast-math (this file
-// only, see bench/CMakeLists.txt), which lets g++ vectorize expf, tanhf, erfcf, log1pf ... through
-// glibc's libmvec: what a user gets from the obvious loop and one compiler flag.
+// Peer "fastmath": the textbook std:: loops of the catalog rows (catalog/) compiled with
+// -ffast-math (this file only, see bench/CMakeLists.txt), which lets g++ vectorize expf, tanhf,
+// erfcf, log1pf ... through glibc's libmvec: what a user gets from the obvious loop and one
+// compiler flag.
 
 #include <cmath>
 #include <cstddef>
@@ -24,14 +25,14 @@ gated_kernels gated_of(char const* unit) {
   g.unit = unit;
   g.forward = [](float const* value, float const* gate, float* out, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
-      out[i] = value[i] * Ref::template fwd<float>(gate[i]);
+      out[i] = value[i] * Ref::template textbook_forward<float>(gate[i]);
     }
   };
   g.backward = [](float const* value, float const* gate, float const* dy, float* d_value,
                   float* d_gate, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
-      d_value[i] = dy[i] * Ref::template fwd<float>(gate[i]);
-      d_gate[i] = Ref::template bwd<float>(gate[i], dy[i] * value[i]);
+      d_value[i] = dy[i] * Ref::template textbook_forward<float>(gate[i]);
+      d_gate[i] = Ref::template textbook_backward<float>(gate[i], dy[i] * value[i]);
     }
   };
   return g;
@@ -45,21 +46,21 @@ peer make_fastmath() {
   p.version = "std:: loop, -ffast-math";
   textbook::for_each_function([&]<class Ref>() {
     function_kernels k;
-    k.function = Ref::name;
+    k.function = std::string(Ref::name);
     k.forward = [](float const* x, float* y, std::size_t n) {
       for (std::size_t i = 0; i < n; ++i) {
-        y[i] = Ref::template fwd<float>(x[i]);
+        y[i] = Ref::template textbook_forward<float>(x[i]);
       }
     };
     k.backward = [](float const* x, float const* dy, float* dx, std::size_t n) {
       for (std::size_t i = 0; i < n; ++i) {
-        dx[i] = Ref::template bwd<float>(x[i], dy[i]);
+        dx[i] = Ref::template textbook_backward<float>(x[i], dy[i]);
       }
     };
-    if constexpr (requires(float v) { Ref::template bwdy<float>(v, v); }) {
+    if constexpr (requires(float v) { Ref::template textbook_backward_from_output<float>(v, v); }) {
       k.backward_from_output = [](float const* y, float const* dy, float* dx, std::size_t n) {
         for (std::size_t i = 0; i < n; ++i) {
-          dx[i] = Ref::template bwdy<float>(y[i], dy[i]);
+          dx[i] = Ref::template textbook_backward_from_output<float>(y[i], dy[i]);
         }
       };
     }
@@ -70,10 +71,10 @@ peer make_fastmath() {
   p.softmax_backward = textbook::softmax_backward_rows;
   p.log_softmax_backward = textbook::log_softmax_backward_rows;
   p.gated = {
-      gated_of<textbook::ref_sigmoid>("glu"),
-      gated_of<textbook::ref_relu>("reglu"),
-      gated_of<textbook::ref_gelu_exact>("geglu"),
-      gated_of<textbook::ref_silu>("swiglu"),
+      gated_of<test::catalog::sigmoid_row>("glu"),
+      gated_of<test::catalog::relu_row>("reglu"),
+      gated_of<test::catalog::gelu_exact_row>("geglu"),
+      gated_of<test::catalog::silu_row>("swiglu"),
   };
   return p;
 }

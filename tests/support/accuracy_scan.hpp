@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The max-ULP measurement shared by tests/accuracy_test.cpp and tools/accuracy.cpp: the functor
-// list, and a scanner that takes inputs one at a time and keeps, per member (forward,
-// derivative, derivative_from_output), the largest error seen and its input.
+// The max-ULP measurement shared by tests/accuracy_test.cpp and tools/accuracy.cpp: the functors
+// of the catalog (catalog/catalog.hpp), and a scanner that takes inputs one at a time and keeps,
+// per member (forward, derivative, derivative_from_output), the largest error seen and its input.
 //
 // Double inputs are measured against MPFR at every point. Float inputs are screened with the
-// fast:: estimates of reference.hpp (within ~2^-20 ulp of the MPFR figure, checked by
+// fast:: estimates of the catalog rows (within ~2^-20 ulp of the MPFR figure, checked by
 // validate_every), and the `candidates` inputs with the largest estimated error of each row are
 // re-evaluated with MPFR at the end: every reported figure is an MPFR one. (A running maximum
 // instead would send every point of a steadily growing error, e.g. sigmoid near 0 or a
@@ -32,56 +32,30 @@
 
 #include <nonlin/nonlin.hpp>
 
-#include "reference.hpp"
+#include "catalog/catalog.hpp"
 
 namespace nonlin::test::accuracy {
 
-// The functors measured, with their default parameters.
+// The functors measured: every catalog row's default instance, with the row's name.
 template <class F>
 struct entry {
   std::string_view name;
   F f;
 };
 
-inline auto measured_functors() {
-  return std::make_tuple(
-      entry<step>{"step", {}}, entry<identity>{"identity", {}}, entry<relu>{"relu", {}},
-      entry<relu6>{"relu6", {}}, entry<hardtanh>{"hardtanh", {}},
-      entry<leaky_relu>{"leaky_relu", {}}, entry<elu>{"elu", {}}, entry<selu>{"selu", {}},
-      entry<celu>{"celu", {}}, entry<sigmoid>{"sigmoid", {}}, entry<nonlin::tanh>{"tanh", {}},
-      entry<log_sigmoid>{"log_sigmoid", {}}, entry<hardsigmoid>{"hardsigmoid", {}},
-      entry<hardswish>{"hardswish", {}}, entry<softplus>{"softplus", {}},
-      entry<gelu_exact>{"gelu_exact", {}}, entry<gelu_tanh>{"gelu_tanh", {}},
-      entry<gelu_quick>{"gelu_quick", {}}, entry<silu>{"silu", {}}, entry<swish>{"swish", {}},
-      entry<mish>{"mish", {}}, entry<squared_relu>{"squared_relu", {}},
-      entry<fast::sigmoid>{"fast::sigmoid", {}}, entry<fast::tanh>{"fast::tanh", {}},
-      entry<fast::silu>{"fast::silu", {}}, entry<fast::swish>{"fast::swish", {}},
-      entry<fast::gelu_quick>{"fast::gelu_quick", {}},
-      entry<fast::gelu_tanh>{"fast::gelu_tanh", {}});
-}
-
 template <class Visitor>
 void for_each_measured(Visitor&& visit) {
-  std::apply([&](auto const&... e) { (visit(e), ...); }, measured_functors());
+  catalog::for_each_row([&]<class Row>() {
+    visit(entry<typename Row::functor>{Row::name, Row::instances().front().f});
+  });
 }
 
 template <class F, class T>
 inline constexpr bool has_from_output = output_differentiable<F, T>;
 
-enum class member : int { forward = 0, derivative = 1, from_output = 2 };
-inline constexpr int member_count = 3;
-
-inline char const* member_name(member m) {
-  switch (m) {
-    case member::forward:
-      return "forward";
-    case member::derivative:
-      return "derivative";
-    case member::from_output:
-      return "from_output";
-  }
-  return "?";
-}
+using catalog::member;
+using catalog::member_count;
+using catalog::member_name;
 
 // The largest error taken so far and the input where it occurred (value -1: none yet).
 struct maximum {

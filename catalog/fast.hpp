@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Catalog rows of nonlin/fast.hpp, the fast tier: the default tier's functions (their
+// references and textbook formulas), with the fast tier's own bound and the x windows where it
+// does not hold (what the fast tier gives up, README "Fast tier"): its derivatives of x sigma(z)
+// near their zeros (no fitted root neighbourhood: the relative error is unbounded at the zero
+// itself), and the GELUs' left tails, where the argument z rounded once costs about |z| / 2 ulp
+// in e^z. Figures from tests/accuracy_test.cpp's inputs (g++ 12, -O3 -march=native, Zen 4).
+
+#include <nonlin/fast.hpp>
+
+#include "gelu.hpp"
+#include "row.hpp"
+#include "sigmoid.hpp"
+#include "silu.hpp"
+#include "tanh.hpp"
+
+namespace nonlin::test::catalog {
+
+struct fast_sigmoid_row : fast_row<fast_sigmoid_row, sigmoid_row> {
+  using functor = nonlin::fast::sigmoid;
+  static constexpr std::string_view name = "fast::sigmoid";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::sigmoid exact(functor const&) { return {}; }
+};
+
+struct fast_tanh_row : fast_row<fast_tanh_row, tanh_row> {
+  using functor = nonlin::fast::tanh;
+  static constexpr std::string_view name = "fast::tanh";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::tanh exact(functor const&) { return {}; }
+};
+
+struct fast_silu_row : fast_row<fast_silu_row, silu_row> {
+  using functor = nonlin::fast::silu;
+  static constexpr std::string_view name = "fast::silu";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::silu exact(functor const&) { return {}; }
+  static std::vector<exempt_window> windows() {
+    return {{member::derivative, "f32", -2.0, -1.0, "1.5e5 ulp at the zero -1.2785", "root"},
+            {member::derivative, "f64", -2.0, -1.0, "49 ulp near -1.277", "root"}};
+  }
+};
+
+struct fast_swish_row : fast_row<fast_swish_row, swish_row> {
+  using functor = nonlin::fast::swish;
+  static constexpr std::string_view name = "fast::swish";
+  static std::vector<instance<functor>> instances() {
+    return {{name, {}}, {"fast::swish(1.5)", {.beta = 1.5}}};
+  }
+  static nonlin::swish exact(functor const& f) { return {.beta = f.beta}; }
+  // beta = 1: fast::silu's function, and its windows.
+  static std::vector<exempt_window> windows() { return fast_silu_row::windows(); }
+};
+
+struct fast_gelu_quick_row : fast_row<fast_gelu_quick_row, gelu_quick_row> {
+  using functor = nonlin::fast::gelu_quick;
+  static constexpr std::string_view name = "fast::gelu_quick";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::gelu_quick exact(functor const&) { return {}; }
+  static std::vector<exempt_window> windows() {
+    return {{member::forward, "f32", -1e300, -1.25, "81 ulp at -52", "argument"},
+            {member::forward, "f64", -1e300, -1.25, "302 ulp at -348", "argument"},
+            {member::derivative, "f32", -1e300, -0.55, "root -0.7512, tail", "both"},
+            {member::derivative, "f64", -1e300, -0.55, "root -0.7512, tail", "both"}};
+  }
+};
+
+struct fast_gelu_tanh_row : fast_row<fast_gelu_tanh_row, gelu_tanh_row> {
+  using functor = nonlin::fast::gelu_tanh;
+  static constexpr std::string_view name = "fast::gelu_tanh";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::gelu_tanh exact(functor const&) { return {}; }
+  static std::vector<exempt_window> windows() {
+    return {{member::forward, "f32", -1e300, -1.25, "196 ulp at -9.76", "argument"},
+            {member::forward, "f64", -1e300, -1.25, "1216 ulp at -21.1", "argument"},
+            {member::derivative, "f32", -1e300, -0.55, "root -0.7525, tail", "both"},
+            {member::derivative, "f64", -1e300, -0.55, "root -0.7525, tail", "both"}};
+  }
+};
+
+using fast_rows = rows<fast_sigmoid_row, fast_tanh_row, fast_silu_row, fast_swish_row,
+                       fast_gelu_quick_row, fast_gelu_tanh_row>;
+
+}  // namespace nonlin::test::catalog
