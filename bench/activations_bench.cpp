@@ -511,6 +511,11 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("nonlin_build", "NOT optimized");
 #endif
   benchmark::AddCustomContext("nonlin_reference_max_size", std::to_string(reference_max_size));
+  // The catalog's order, for bench/report.py's tables.
+  std::string order;
+  nonlin::peers::textbook::for_each_function(
+      [&]<class Row>() { order += (order.empty() ? "" : ",") + std::string(Row::name); });
+  benchmark::AddCustomContext("nonlin_function_order", order);
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) {

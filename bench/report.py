@@ -38,12 +38,10 @@ DOCUMENTED_ERROR = {"gelu_tanh": 0.000473235, "gelu_quick": 0.020334869}
 # The gated units (value * act(gate)) and the act of each: their rows are not activations of one
 # input, so they leave the per-function tables for a table of their own.
 GATED = [("glu", "sigmoid"), ("reglu", "relu"), ("geglu", "gelu_exact"), ("swiglu", "silu")]
-# The order of the functions in the tables (others found in the JSON follow, sorted).
-FUNCTION_ORDER = [
-    "step", "identity", "relu", "relu6", "hardtanh", "leaky_relu", "squared_relu",
-    "elu", "selu", "celu", "sigmoid", "tanh", "log_sigmoid", "hardsigmoid", "hardswish",
-    "softplus", "gelu_exact", "gelu_tanh", "gelu_quick", "silu", "swish", "mish",
-]
+# The order of the functions in the tables: the catalog's (catalog/catalog.hpp), which
+# nonlin_bench writes into its JSON context as nonlin_function_order; others found in the JSON
+# follow, sorted.
+FUNCTION_ORDER_KEY = "nonlin_function_order"
 
 
 def base_name(entry):
@@ -116,9 +114,10 @@ def table(header, rows):
     return "\n".join(lines)
 
 
-def ordered_functions(names):
-    known = [f for f in FUNCTION_ORDER if f in names]
-    return known + sorted(names - set(FUNCTION_ORDER))
+def ordered_functions(names, context):
+    order = [f for f in context.get(FUNCTION_ORDER_KEY, "").split(",") if f]
+    known = [f for f in order if f in names]
+    return known + sorted(names - set(order))
 
 
 def print_context(context):
@@ -140,7 +139,8 @@ def print_context(context):
         ("caches", caches or None),
         ("benchmark library build", context.get("library_build_type")),
     ]
-    items += [(key, value) for key, value in sorted(context.items()) if key.startswith("nonlin_")]
+    items += [(key, value) for key, value in sorted(context.items())
+              if key.startswith("nonlin_") and key != FUNCTION_ORDER_KEY]
     for key, value in items:
         if value not in (None, ""):
             print(f"- {key}: {value}")
@@ -346,7 +346,7 @@ def main(argv):
         elif len(parts) == 3 and parts[0] in ("memcpy", "read2write1") and parts[2].isdigit():
             sizes.add(int(parts[2]))
     sizes = sorted(sizes)
-    functions = ordered_functions(functions - {unit for unit, _ in GATED})
+    functions = ordered_functions(functions - {unit for unit, _ in GATED}, data.get("context", {}))
     if plot_data:
         write_plot_data(rows, functions, plot_data)
 

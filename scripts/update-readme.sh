@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs the main job (scripts/bench.sh) and writes what it measured into the docs: the accuracy
-# tables into README.md, the summary, GELU and softmax tables into README.md, the full report
-# into docs/benchmarks.md and the figures into docs/img/. Nothing in those sections is typed by
-# hand.
+# Runs the main job (scripts/bench.sh) and writes what it measured into the docs: the function
+# table (from the catalog, with the measured bounds), the accuracy tables and the summary, GELU
+# and softmax tables into README.md, the full report into docs/benchmarks.md and the figures
+# into docs/img/. Nothing in those sections is typed by hand.
 #   scripts/update-readme.sh [--accuracy FILE] [nonlin_bench arguments...]
 #   NONLIN_README_REUSE=1 scripts/update-readme.sh --accuracy FILE
 # --accuracy FILE: take the accuracy tables from FILE, the output of an earlier
@@ -61,7 +61,12 @@ def replace(text, name, body):
         raise SystemExit(f"README.md has no {name} markers")
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
 
-text = replace(text, "accuracy", accuracy)
+# The accuracy tool ends with the function table (catalog rows and measured bounds).
+accuracy, _, functions = accuracy.partition("\n### Functions\n")
+if not functions.strip():
+    raise SystemExit("the accuracy output has no '### Functions' table")
+text = replace(text, "functions", functions.strip())
+text = replace(text, "accuracy", accuracy.strip())
 text = replace(text, "benchmarks", bench)
 readme.write_text(text)
 print("README.md, docs/benchmarks.md and docs/img/ updated")

@@ -223,6 +223,44 @@ std::string cell(accuracy::maximum const& m) {
 
 std::string cell_double(accuracy::maximum const& m) { return cell(m); }
 
+// The README's function table: every default-tier catalog row with what its row says (f(x),
+// parameters, f' at the kinks, the from-output derivative) and the max ULP this run measured
+// beside the bound the tests hold it to (catalog/row.hpp). Rows not measured (--only) are left
+// out. Printed after a "### Functions" line, which scripts/update-readme.sh splits at.
+void print_function_table(std::map<std::string, row_results> const& measured) {
+  std::printf(
+      "\n### Functions\n\n"
+      "| functor | f(x) | parameters | f′ at kinks | from y | max ULP f32: f / f′ | f64: f / f′ "
+      "| bound f / f′ |\n|---|---|---|---|---|---|---|---|\n");
+  auto brief = [](accuracy::result const& r, member m) {
+    accuracy::maximum const v = r.rows[static_cast<std::size_t>(m)].all();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v.value < 0 ? "-" : "%.2f", v.value);
+    return std::string(buf);
+  };
+  catalog::for_each_row([&]<class Row>() {
+    if constexpr (Row::level == catalog::tier::default_tier) {
+      auto const found = measured.find(std::string(Row::name));
+      if (found == measured.end()) {
+        return;
+      }
+      row_results const& r = found->second;
+      auto bound = [](catalog::ulp_bound const& b) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", b.ulp);
+        return std::string(buf);
+      };
+      std::string const name(Row::name);
+      std::printf("| `%s` | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s |\n", name.c_str(),
+                  std::string(Row::formula).c_str(), std::string(Row::parameters).c_str(),
+                  std::string(Row::at_kinks).c_str(), std::string(Row::from_output).c_str(),
+                  brief(r.f32, member::forward).c_str(), brief(r.f32, member::derivative).c_str(),
+                  brief(r.f64, member::forward).c_str(), brief(r.f64, member::derivative).c_str(),
+                  bound(Row::bounds.forward).c_str(), bound(Row::bounds.derivative).c_str());
+    }
+  });
+}
+
 bool parse(int argc, char** argv, settings& s) {
   for (int i = 1; i < argc; ++i) {
     std::string const a = argv[i];
@@ -443,5 +481,6 @@ int main(int argc, char** argv) {
     std::printf("%s %lld ", name.c_str(), static_cast<long long>(results[name].f32.mpfr_points));
   }
   std::printf("\n");
+  print_function_table(results);
   return 0;
 }
