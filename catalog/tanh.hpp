@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Catalog row of nonlin/tanh.hpp.
+// Catalog rows of nonlin/tanh.hpp: tanh, softsign.
 
 #include <cmath>
 
@@ -75,6 +75,61 @@ struct tanh_row : row_defaults {
   static double output_sensitivity(functor const&, double y) { return std::fabs(2.0 * y); }
 };
 
-using tanh_rows = rows<tanh_row>;
+struct softsign_row : row_defaults {
+  using functor = nonlin::softsign;
+  static constexpr std::string_view name = "softsign";
+  static constexpr std::string_view formula = "x/(1 + |x|)";
+  static constexpr std::string_view from_output = "yes: (1−|y|)²";
+  static constexpr bool has_output_derivative = true;
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static std::vector<double> kinks(functor const&) { return {0.0}; }  // f'' jumps
+  static limits at_infinity(functor const&) { return {-1, 1, 0, 0}; }
+  template <class T>
+  static T textbook_forward(T x) {
+    return x / (T(1) + std::fabs(x));
+  }
+  template <class T>
+  static T textbook_backward(T x, T dy) {
+    T const d = T(1) + std::fabs(x);
+    return dy / (d * d);
+  }
+  template <class T>
+  static T textbook_backward_from_output(T y, T dy) {
+    T const gap = T(1) - std::fabs(y);
+    return dy * gap * gap;
+  }
+  // x / (1 + |x|); 1 / (1 + |x|)^2.
+  static void reference(functor const&, double x, reference::values& out) {
+    auto& w = reference::detail::ws();
+    constexpr auto rn = reference::detail::rn;
+    mpfr_set_d(w.t[0], std::fabs(x), rn);
+    mpfr_add_ui(w.t[0], w.t[0], 1, rn);
+    mpfr_set_d(w.t[1], x, rn);
+    mpfr_div(out.forward.get(), w.t[1], w.t[0], rn);
+    mpfr_sqr(w.t[0], w.t[0], rn);
+    mpfr_ui_div(out.derivative.get(), 1, w.t[0], rn);
+  }
+  template <class W>
+  static reference::fast::values<W> estimate(functor const&, W x) {
+    W const d = 1 + std::fabs(x);
+    return {x / d, 1 / (d * d)};
+  }
+  // (1 - |y|)^2.
+  static void reference_given_output(functor const&, double y, reference::real& out) {
+    auto& w = reference::detail::ws();
+    constexpr auto rn = reference::detail::rn;
+    mpfr_set_d(w.t[0], std::fabs(y), rn);
+    mpfr_ui_sub(w.t[0], 1, w.t[0], rn);
+    mpfr_sqr(out.get(), w.t[0], rn);
+  }
+  template <class W>
+  static W estimate_given_output(functor const&, W y) {
+    W const gap = 1 - std::fabs(y);
+    return gap * gap;
+  }
+  static double output_sensitivity(functor const&, double y) { return 2.0 * (1.0 - std::fabs(y)); }
+};
+
+using tanh_rows = rows<tanh_row, softsign_row>;
 
 }  // namespace nonlin::test::catalog
