@@ -52,19 +52,13 @@ struct elu {
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), y + a<V>()));
+    return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), y + math::c<V>(alpha)));
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
   bool output_backward_defined() const noexcept { return alpha > 0.0; }
-
- private:
-  template <real_value V>
-  V a() const noexcept {
-    return V(static_cast<scalar_t<V>>(alpha));
-  }
 };
 
 // selu(x) = lambda elu_alpha(x), alpha = 1.6732632..., lambda = 1.0507009... (Klambauer 2017).
@@ -119,13 +113,13 @@ struct celu {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::exponential_linear(x, x, math::constant<V>(alpha), a<V>());
+    return detail::exponential_linear(x, x, math::constant<V>(alpha), math::c<V>(alpha));
   }
   // alpha / alpha = 1 on the left: e^(x / alpha) alone.
   template <real_value V>
   V derivative(V x) const noexcept {
     return detail::exponential_linear_derivative(
-        x, math::c<V>(1), math::double_float<V>{math::c<V>(1), V(0)}, a<V>());
+        x, math::c<V>(1), math::double_float<V>{math::c<V>(1), V(0)}, math::c<V>(alpha));
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
@@ -133,7 +127,7 @@ struct celu {
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    V const left = math::c<V>(1) + y / a<V>();
+    V const left = math::c<V>(1) + y / math::c<V>(alpha);
     return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), left));
   }
   template <real_value V>
@@ -141,12 +135,6 @@ struct celu {
     return dy * derivative_from_output(y);
   }
   bool output_backward_defined() const noexcept { return alpha > 0.0; }
-
- private:
-  template <real_value V>
-  V a() const noexcept {
-    return V(static_cast<scalar_t<V>>(alpha));
-  }
 };
 
 }  // namespace nonlin

@@ -95,22 +95,16 @@ struct swish {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::x_sigmoid(x, x * b<V>());
+    return detail::x_sigmoid(x, x * math::c<V>(beta));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    V const z = x * b<V>();
+    V const z = x * math::c<V>(beta);
     return detail::x_sigmoid_derivative(z, z);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
     return dy * derivative(x);
-  }
-
- private:
-  template <real_value V>
-  V b() const noexcept {
-    return V(static_cast<scalar_t<V>>(beta));
   }
 };
 

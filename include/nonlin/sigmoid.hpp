@@ -76,13 +76,13 @@ struct softplus {
 
   template <real_value V>
   V operator()(V x) const noexcept {
-    V const z = x * b<V>();
-    return math::select(z > t<V>(), x, math::softplus(z) / b<V>());
+    V const z = x * math::c<V>(beta);
+    return math::select(z > linear_from<V>(), x, math::softplus(z) / math::c<V>(beta));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    V const z = x * b<V>();
-    return math::select(z > t<V>(), math::c<V>(1), math::sigmoid(z));
+    V const z = x * math::c<V>(beta);
+    return math::select(z > linear_from<V>(), math::c<V>(1), math::sigmoid(z));
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
@@ -91,9 +91,9 @@ struct softplus {
   // The linear piece starts at y = softplus(threshold) / beta, not at threshold / beta.
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    V const z = y * b<V>();
-    V const linear_from = math::softplus(t<V>());
-    return math::select(z > linear_from, math::c<V>(1), math::neg(math::expm1(math::neg(z))));
+    V const z = y * math::c<V>(beta);
+    V const output_from = math::softplus(linear_from<V>());
+    return math::select(z > output_from, math::c<V>(1), math::neg(math::expm1(math::neg(z))));
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
@@ -101,12 +101,10 @@ struct softplus {
   }
 
  private:
+  // Where the linear piece starts: the threshold, or sooner where the smooth result already
+  // rounds to x (20 in float, 40 in double), which changes no bit.
   template <real_value V>
-  V b() const noexcept {
-    return V(static_cast<scalar_t<V>>(beta));
-  }
-  template <real_value V>
-  V t() const noexcept {
+  V linear_from() const noexcept {
     constexpr double exact_from = sizeof(scalar_t<V>) == 4 ? 20.0 : 40.0;
     return V(static_cast<scalar_t<V>>(threshold < exact_from ? threshold : exact_from));
   }
