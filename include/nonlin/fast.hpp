@@ -160,8 +160,9 @@ struct gelu_tanh {
   }
 
  private:
-  static constexpr double c1 = 2 * math::sqrt_2_over_pi;
-  static constexpr double c3 = c1 * math::gelu_tanh_kappa;
+  // 2 sqrt(2/pi) and its product with 0.044715, the default tier's constants rounded once.
+  static constexpr double c1 = math::gelu_tanh_c1.hi;
+  static constexpr double c3 = math::gelu_tanh_c3.hi;
   template <real_value V>
   static V argument(V x) noexcept {
     return x * math::fma(math::c<V>(c3), x * x, math::c<V>(c1));

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The three GELUs (Hendrycks & Gimpel 2016). There is no bare `gelu`: frameworks disagree on
-// which one that name means (PyTorch: exact; oneDNN's gelu: tanh).
+// GELU (Hendrycks & Gimpel 2016), exact and tanh; the third, gelu_quick(x) = x sigmoid(1.702 x)
+// (CLIP), is an x sigma(z) like silu and lives with it in silu.hpp. There is no bare `gelu`:
+// frameworks disagree on which one that name means (PyTorch: exact; oneDNN's gelu: tanh).
 //   gelu_exact(x) = x Phi(x), Phi via the normal tails, not 1 + erf (no cancellation for x < 0)
 //   gelu_tanh(x)  = x sigmoid(2u), u = sqrt(2/pi)(x + 0.044715 x^3) — the same as
 //                   0.5 x (1 + tanh u) without 1 + tanh cancelling for x < 0
-//   gelu_quick(x) = x sigmoid(1.702 x) (CLIP)
 // GELU is not monotonic, so there is no backward from the output.
 
 #include "concepts.hpp"

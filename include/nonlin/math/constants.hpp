@@ -2,7 +2,8 @@
 #pragma once
 // Constants of the activations: each as the double nearest it, and, where a product must be
 // carried beyond the precision of the type (tanh-GELU's coefficients, 1.702, SELU's lambda
-// alpha), as an unevaluated double sum hi + lo (double_double below).
+// alpha), as an unevaluated double sum hi + lo (double_double below); and ln 2 split for the
+// argument reductions of exp and log.
 
 #include <numbers>
 
@@ -42,5 +43,20 @@ inline constexpr double_double gelu_quick_slope = {0x1.b3b645a1cac08p+0, 0x1.893
 
 // selu's lambda * alpha (the negative saturation value).
 inline constexpr double_double selu_lambda_alpha = {0x1.c212cc640f031p+0, 0x1.05161b045a1fep-56};
+
+// ln 2 as head + tail for the argument reductions of exp and log: the head has trailing zero
+// bits (8 in float, 11 in double), so that n * head is exact for every exponent n they meet.
+template <class T>
+struct ln2_split;
+template <>
+struct ln2_split<float> {
+  static constexpr float head = 0x1.62e4p-1f;
+  static constexpr float tail = 0x1.7f7d1cp-20f;
+};
+template <>
+struct ln2_split<double> {
+  static constexpr double head = 0x1.62e42fefa38p-1;
+  static constexpr double tail = 0x1.ef35793c7673p-45;
+};
 
 }  // namespace nonlin::math

@@ -26,9 +26,7 @@ struct exp_constants;
 
 template <>
 struct exp_constants<float> {
-  static constexpr float magic = 0x1.8p23f;        // 1.5 * 2^23: adding it rounds to an integer
-  static constexpr float ln2_head = 0x1.62e4p-1f;  // ln 2 with 8 trailing zero bits
-  static constexpr float ln2_tail = 0x1.7f7d1cp-20f;
+  static constexpr float magic = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer
   static constexpr float log2e = 0x1.715476p+0f;
   static constexpr float min_arg = -115.0f;   // below, e^x * K is 0 for every |K| < 2^16
   static constexpr float max_arg = 89.0f;     // above, e^x overflows
@@ -43,8 +41,6 @@ struct exp_constants<float> {
 template <>
 struct exp_constants<double> {
   static constexpr double magic = 0x1.8p52;
-  static constexpr double ln2_head = 0x1.62e42fefa38p-1;  // 11 trailing zero bits
-  static constexpr double ln2_tail = 0x1.ef35793c7673p-45;
   static constexpr double log2e = 0x1.71547652b82fep+0;
   static constexpr double min_arg = -760.0;
   static constexpr double max_arg = 710.0;
@@ -169,7 +165,7 @@ struct reduced {
 // x - n ln2_head, exact: n ln2_head has trailing zero bits.
 template <real_value V>
 inline V reduction_head(V const& xc, V const& n) noexcept {
-  return math::fma(n, V(-detail::exp_constants<scalar_t<V>>::ln2_head), xc);
+  return math::fma(n, V(-ln2_split<scalar_t<V>>::head), xc);
 }
 
 // The reduction of an argument already within [min_arg, max_arg]. n ln2_head is exact, and so is
@@ -179,15 +175,14 @@ inline reduced<V> reduce_exp_clamped(V const& xc) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   V const magic(K::magic);
   V const n = math::fma(xc, V(K::log2e), magic) - magic;
-  return {math::fma(n, V(-K::ln2_tail), math::reduction_head(xc, n)), n};
+  return {math::fma(n, V(-ln2_split<scalar_t<V>>::tail), math::reduction_head(xc, n)), n};
 }
 
 // What rounding the reduction's tail step lost, by an fma of its error (the head is the same
 // expression as the reduction's, so the compiler computes it once).
 template <real_value V>
 inline V reduction_error(V const& xc, reduced<V> const& reduction) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  return math::fma(reduction.n, V(-K::ln2_tail),
+  return math::fma(reduction.n, V(-ln2_split<scalar_t<V>>::tail),
                    math::reduction_head(xc, reduction.n) - reduction.r);
 }
 

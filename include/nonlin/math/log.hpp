@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "constants.hpp"
 #include "exp.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
@@ -27,8 +28,6 @@ struct log_constants<float> {
   static constexpr std::int32_t sqrt_half_bits = 0x3f3504f3;
   static constexpr std::int32_t one_bits = 0x3f800000;
   static constexpr std::int32_t mantissa_mask = 0x007fffff;
-  static constexpr float ln2_head = 0x1.62e4p-1f;
-  static constexpr float ln2_tail = 0x1.7f7d1cp-20f;
   // 2 / (2k + 3), k = 0..5: s^2 <= 0.0295, so the next term is below 2^-31 relative.
   static constexpr std::array<float, 6> r = {0x1.555556p-1f, 0x1.99999ap-2f, 0x1.24924ap-2f,
                                              0x1.c71c72p-3f, 0x1.745d18p-3f, 0x1.3b13b2p-3f};
@@ -40,8 +39,6 @@ struct log_constants<double> {
   static constexpr std::int64_t sqrt_half_bits = 0x3fe6a09e667f3bcd;
   static constexpr std::int64_t one_bits = 0x3ff0000000000000;
   static constexpr std::int64_t mantissa_mask = 0x000fffffffffffff;
-  static constexpr double ln2_head = 0x1.62e42fefa38p-1;
-  static constexpr double ln2_tail = 0x1.ef35793c7673p-45;
   // 2 / (2k + 3), k = 0..10
   static constexpr std::array<double, 11> r = {
       0x1.5555555555555p-1, 0x1.999999999999ap-2, 0x1.2492492492492p-2, 0x1.c71c71c71c71cp-3,
@@ -98,10 +95,10 @@ inline V log1p(V const& x) noexcept {
   V const f = m - one;
   V const s = f / (f + math::c<V>(2));
   V const s2 = s * s;
-  V const inner = math::fma(math::neg(s2), math::horner(s2, K::r), f);  // f - s^2 R
-  V const tail = math::fma(k, V(K::ln2_tail), correction);              // k ln2_lo + c
-  V const log_m = f - math::fma(s, inner, math::neg(tail));             // f - s(f - s^2 R) + tail
-  V result = math::fma(k, V(K::ln2_head), log_m);
+  V const inner = math::fma(math::neg(s2), math::horner(s2, K::r), f);       // f - s^2 R
+  V const tail = math::fma(k, V(ln2_split<scalar_t<V>>::tail), correction);  // k ln2_lo + c
+  V const log_m = f - math::fma(s, inner, math::neg(tail));  // f - s(f - s^2 R) + tail
+  V result = math::fma(k, V(ln2_split<scalar_t<V>>::head), log_m);
   result = math::select(x == V(T(-1)), V(-std::numeric_limits<T>::infinity()), result);
   result = math::select(x < V(T(-1)), V(std::numeric_limits<T>::quiet_NaN()), result);
   return math::select(x == V(std::numeric_limits<T>::infinity()), x, result);
