@@ -20,14 +20,14 @@ namespace nonlin::math {
 // Without an FMA unit the residual is not exact: there a division.
 template <real_value V>
 inline V divide_by_integer(V const& t, scalar_t<V> d) noexcept {
-#if NONLIN_HAS_FMA
-  V const c(scalar_t<V>(1) / d);
-  V const q0 = t * c;
-  V const r = math::fma(math::neg(q0), V(d), t);
-  return math::fma(r, c, q0);
-#else
-  return t / V(d);
-#endif
+  if constexpr (arch::has_fma<V>) {
+    V const c(scalar_t<V>(1) / d);
+    V const q0 = t * c;
+    V const r = math::fma(math::neg(q0), V(d), t);
+    return math::fma(r, c, q0);
+  } else {
+    return t / V(d);
+  }
 }
 
 }  // namespace nonlin::math

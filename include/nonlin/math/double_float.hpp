@@ -24,31 +24,31 @@ struct double_float {
 template <real_value V>
 inline double_float<V> two_product(V const& a, V const& b) noexcept {
   V const hi = a * b;
-#if NONLIN_HAS_FMA
-  return {hi, math::fma(a, b, math::neg(hi))};
-#else
-  using T = scalar_t<V>;
-  constexpr bool is_float = std::is_same_v<T, float>;
-  constexpr T splitter = is_float ? T(4097) : T(134217729);  // 2^s + 1
-  // x * splitter overflows above 2^(emax - s): split x 2^-s there and scale the halves back
-  // (powers of two: exact).
-  constexpr T limit = is_float ? T(0x1p+110) : T(0x1p+990);
-  constexpr T down = is_float ? T(0x1p-13) : T(0x1p-28);
-  constexpr T up = is_float ? T(0x1p+13) : T(0x1p+28);
-  auto split = [&](V const& x) {
-    auto big = math::abs(x) > V(limit);
-    V const xs = math::select(big, x * V(down), x);
-    V const c = xs * V(splitter);
-    V const high_scaled = c - (c - xs);
-    V const high = math::select(big, high_scaled * V(up), high_scaled);
-    return double_float<V>{high, x - high};
-  };
-  auto sa = split(a);
-  auto sb = split(b);
-  V const err = ((sa.hi * sb.hi - hi) + sa.hi * sb.lo + sa.lo * sb.hi) + sa.lo * sb.lo;
-  // Where the product overflows or is not finite there is no low part to speak of.
-  return {hi, math::select(math::abs(hi) < V(std::numeric_limits<T>::max()), err, V(0))};
-#endif
+  if constexpr (arch::has_fma<V>) {
+    return {hi, math::fma(a, b, math::neg(hi))};
+  } else {
+    using T = scalar_t<V>;
+    constexpr bool is_float = std::is_same_v<T, float>;
+    constexpr T splitter = is_float ? T(4097) : T(134217729);  // 2^s + 1
+    // x * splitter overflows above 2^(emax - s): split x 2^-s there and scale the halves back
+    // (powers of two: exact).
+    constexpr T limit = is_float ? T(0x1p+110) : T(0x1p+990);
+    constexpr T down = is_float ? T(0x1p-13) : T(0x1p-28);
+    constexpr T up = is_float ? T(0x1p+13) : T(0x1p+28);
+    auto split = [&](V const& x) {
+      auto big = math::abs(x) > V(limit);
+      V const xs = math::select(big, x * V(down), x);
+      V const c = xs * V(splitter);
+      V const high_scaled = c - (c - xs);
+      V const high = math::select(big, high_scaled * V(up), high_scaled);
+      return double_float<V>{high, x - high};
+    };
+    auto sa = split(a);
+    auto sb = split(b);
+    V const err = ((sa.hi * sb.hi - hi) + sa.hi * sb.lo + sa.lo * sb.hi) + sa.lo * sb.lo;
+    // Where the product overflows or is not finite there is no low part to speak of.
+    return {hi, math::select(math::abs(hi) < V(std::numeric_limits<T>::max()), err, V(0))};
+  }
 }
 
 // a + b exactly as hi + lo, for any a, b (Knuth's two-sum).

@@ -73,59 +73,19 @@ inline V round_to_integer(V const& x) noexcept {
   return (x + magic) - magic;
 }
 
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-namespace detail {
-// y * 2^floor(n) in one vscalef, rounded once (scalars and every batch width).
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <real_value V>
-inline V vscalef(V const& y, V const& n) noexcept {
-  using T = scalar_t<V>;
-  constexpr bool is_float = std::is_same_v<T, float>;
-  if constexpr (!is_batch_v<V>) {
-    if constexpr (is_float) {
-      return _mm_cvtss_f32(_mm_scalef_ss(_mm_set_ss(y), _mm_set_ss(n)));
-    } else {
-      return _mm_cvtsd_f64(_mm_scalef_sd(_mm_set_sd(y), _mm_set_sd(n)));
-    }
-  } else if constexpr (sizeof(V) == 64) {
-    if constexpr (is_float) {
-      return V(_mm512_scalef_ps(y, n));
-    } else {
-      return V(_mm512_scalef_pd(y, n));
-    }
-  } else if constexpr (sizeof(V) == 32) {
-    if constexpr (is_float) {
-      return V(_mm256_scalef_ps(y, n));
-    } else {
-      return V(_mm256_scalef_pd(y, n));
-    }
-  } else {
-    if constexpr (is_float) {
-      return V(_mm_scalef_ps(y, n));
-    } else {
-      return V(_mm_scalef_pd(y, n));
-    }
-  }
-}
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
-}  // namespace detail
-#endif
-
-// 2^k for an integral-valued k in the normal exponent range.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+// 2^k for an integral-valued k in the normal exponent range: with AVX-512 one vscalef of 1
+// instead of four integer operations (the same 2^k).
 template <real_value V>
 inline V pow2(V const& k) noexcept {
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-  // One vscalef of 1 instead of four integer operations: the same 2^k.
-  return detail::vscalef(V(scalar_t<V>(1)), k);
-#else
-  using K = detail::exp_constants<scalar_t<V>>;
-  V const magic(K::magic);
-  int_t<V> const integer = math::as_bits(k + magic) - math::as_bits(magic);
-  return math::from_bits<V>((integer + int_t<V>(K::bias)) << K::mantissa_bits);
-#endif
+  if constexpr (arch::has_scalef<V>) {
+    return arch::scalef(V(scalar_t<V>(1)), k);
+  } else {
+    using K = detail::exp_constants<scalar_t<V>>;
+    V const magic(K::magic);
+    int_t<V> const integer = math::as_bits(k + magic) - math::as_bits(magic);
+    return math::from_bits<V>((integer + int_t<V>(K::bias)) << K::mantissa_bits);
+  }
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // 2^n as two factors 2^(n/2) 2^(n - n/2), each a normal number for |n| < 2 * bias.
 template <real_value V>
@@ -145,12 +105,12 @@ inline pow2_pair<V> scale_factors(V const& n) noexcept {
 // vscalef does the same (also rounded once, so the bits are the same), for scalars too.
 template <real_value V>
 inline V scale(V const& y, V const& n) noexcept {
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-  return detail::vscalef(y, n);
-#else
-  auto [first, second] = math::scale_factors(n);
-  return (y * first) * second;
-#endif
+  if constexpr (arch::has_scalef<V>) {
+    return arch::scalef(y, n);
+  } else {
+    auto [first, second] = math::scale_factors(n);
+    return (y * first) * second;
+  }
 }
 
 // The reduced argument of e^x: x = n ln2 + r + lo, n integral, |r| <= ln2/2 (x clamped first);

@@ -18,17 +18,17 @@ namespace nonlin::math::fast {
 // 1 ulp; a division where the target has no AVX-512.
 template <real_value V>
 inline V reciprocal(V const& d) noexcept {
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-  V const one = math::c<V>(1);
-  V r = math::approx_reciprocal(d);
-  r = math::fma(r, math::fma(math::neg(d), r, one), r);
-  if constexpr (std::is_same_v<scalar_t<V>, double>) {
+  if constexpr (arch::has_reciprocal_estimate<V>) {
+    V const one = math::c<V>(1);
+    V r = arch::reciprocal_estimate(d);
     r = math::fma(r, math::fma(math::neg(d), r, one), r);
+    if constexpr (std::is_same_v<scalar_t<V>, double>) {
+      r = math::fma(r, math::fma(math::neg(d), r, one), r);
+    }
+    return r;
+  } else {
+    return math::c<V>(1) / d;
   }
-  return r;
-#else
-  return math::c<V>(1) / d;
-#endif
 }
 
 // The logistic pieces from e = e^-|z| = (1 + m) 2^n in (0, 1] and r = 1 / (1 + e):

@@ -44,8 +44,7 @@ inline V piecewise_horner(V const& t, V const& piece) noexcept {
     }
     return p;
   } else {
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-    if constexpr (sizeof(V) == 64 && P <= V::size) {
+    if constexpr (arch::has_permute<V> && P <= V::size) {
       using T = scalar_t<V>;
       // columns[k][j] = rows[j][k], padded to a register.
       alignas(64) static constexpr auto columns = [] {
@@ -57,27 +56,13 @@ inline V piecewise_horner(V const& t, V const& piece) noexcept {
         }
         return c;
       }();
-      auto const pick = [&](auto const& index, std::size_t k) {
-        if constexpr (std::is_same_v<T, float>) {
-          return V(_mm512_permutexvar_ps(index, V::load_aligned(columns[k].data())));
-        } else {
-          return V(_mm512_permutexvar_pd(index, V::load_aligned(columns[k].data())));
-        }
-      };
-      auto index = [&] {
-        if constexpr (std::is_same_v<T, float>) {
-          return _mm512_cvttps_epi32(piece);
-        } else {
-          return _mm512_cvttpd_epi64(piece);
-        }
-      }();
-      V p = pick(index, W - 1);
+      auto const index = arch::lane_indices(piece);
+      V p = arch::permute<V>(index, columns[W - 1].data());
       for (std::size_t k = W - 1; k-- > 0;) {
-        p = math::fma(p, t, pick(index, k));
+        p = math::fma(p, t, arch::permute<V>(index, columns[k].data()));
       }
       return p;
     }
-#endif
     std::array<mask_t<V>, P> is_piece{};
     for (std::size_t j = 1; j < P; ++j) {
       is_piece[j] = piece == V(static_cast<scalar_t<V>>(j));

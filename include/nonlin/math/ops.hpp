@@ -14,50 +14,21 @@
 #include <limits>
 #include <type_traits>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
-#if defined(__FMA__) || defined(__AVX512F__)
-#define NONLIN_HAS_FMA 1
-#else
-#define NONLIN_HAS_FMA 0
-#endif
-
 #include "../concepts.hpp"
+#include "arch.hpp"
 
-// g++ 12 reports the _mm*_undefined_*() operand of some AVX-512 intrinsics (shifts, extracts) as
-// used uninitialized once they are inlined (a false positive of its intrinsic headers). Functions
-// that use those intrinsics are wrapped in these, so users' -Werror builds stay clean.
-#if defined(__GNUC__) && !defined(__clang__)
-#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH                                              \
-  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
-      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
-#define NONLIN_INTRINSIC_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
-// GCC 12 also warns that the batch loop's full-width load reads past a span it has seen
+// GCC 12 warns that the batch loop's full-width load reads past a span it has seen
 // allocated with fewer elements than a batch (-Warray-bounds, x86-64-v2: a 3-float row), on a
 // path where the loop cannot run (i + width <= n fails).
+#if defined(__GNUC__) && !defined(__clang__)
 #define NONLIN_LOOP_DIAGNOSTICS_PUSH \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Warray-bounds\"")
 #define NONLIN_LOOP_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
 #else
 #define NONLIN_LOOP_DIAGNOSTICS_PUSH
 #define NONLIN_LOOP_DIAGNOSTICS_POP
-#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-#define NONLIN_INTRINSIC_DIAGNOSTICS_POP
 #endif
 
-// GCC 12 leaves large helpers out of line although a kernel calls them once per batch (a call,
-// its constants reloaded and a vzeroupper per batch: math::normal in gelu_exact, 1.2-1.4x).
-// The span kernels' batch loops (kernels.hpp, glu.hpp) are flattened, so everything a functor
-// calls is inlined there (gelu_exact: 115 -> 92 instructions per batch forward, 157 -> 132
-// backward); that once also inlined parameter set-up that GCC redid every batch (softplus'
-// backward from the output at 0.27x), which the kernels' own copy of the functor now prevents.
-// Helpers called from other loops (the softmax drivers) are named with NONLIN_ALWAYS_INLINE.
-#if defined(__GNUC__) || defined(__clang__)
-#define NONLIN_ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define NONLIN_ALWAYS_INLINE inline
-#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define NONLIN_FLATTEN __attribute__((flatten))
 #else
@@ -151,36 +122,11 @@ inline bool all(M const& m) noexcept {
 // both, and no compiler can contract either, so scalar and SIMD still agree.
 template <real_value V>
 inline V fma(V const& a, V const& b, V const& c) noexcept {
-#if NONLIN_HAS_FMA
-  using T = scalar_t<V>;
-  if constexpr (!is_batch_v<V>) {
-    return std::fma(a, b, c);
-  } else if constexpr (sizeof(V) == 64) {
-#if defined(__AVX512F__)
-    if constexpr (std::is_same_v<T, float>) {
-      return V(_mm512_fmadd_ps(a, b, c));
-    } else {
-      return V(_mm512_fmadd_pd(a, b, c));
-    }
-#endif
-  } else if constexpr (sizeof(V) == 32) {
-    if constexpr (std::is_same_v<T, float>) {
-      return V(_mm256_fmadd_ps(a, b, c));
-    } else {
-      return V(_mm256_fmadd_pd(a, b, c));
-    }
-  } else if constexpr (sizeof(V) == 16) {
-    if constexpr (std::is_same_v<T, float>) {
-      return V(_mm_fmadd_ps(a, b, c));
-    } else {
-      return V(_mm_fmadd_pd(a, b, c));
-    }
+  if constexpr (arch::has_fma<V>) {
+    return arch::fma(a, b, c);
   } else {
-    static_assert(sizeof(V) == 0, "nonlin::math::fma: unsupported batch width");
+    return a * b + c;
   }
-#else
-  return a * b + c;
-#endif
 }
 
 template <real_value V>
@@ -241,40 +187,16 @@ inline V copysign(V const& magnitude, V const& s) noexcept {
 namespace detail {
 // x86's max (take_max) or min of (bound, x): "bound > x ? bound : x" / "bound < x ? bound : x",
 // x where either is NaN; one instruction on batches, the same select on scalars.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <bool take_max, real_value V>
 inline V bound_or_x(V const& bound, V const& x) noexcept {
-  if constexpr (is_batch_v<V>) {
-    constexpr bool is_float = std::is_same_v<scalar_t<V>, float>;
-#if defined(__AVX512F__)
-    if constexpr (sizeof(V) == 64 && is_float) {
-      return V(take_max ? _mm512_max_ps(bound, x) : _mm512_min_ps(bound, x));
-    } else if constexpr (sizeof(V) == 64) {
-      return V(take_max ? _mm512_max_pd(bound, x) : _mm512_min_pd(bound, x));
-    }
-#endif
-#if defined(__AVX__)
-    if constexpr (sizeof(V) == 32 && is_float) {
-      return V(take_max ? _mm256_max_ps(bound, x) : _mm256_min_ps(bound, x));
-    } else if constexpr (sizeof(V) == 32) {
-      return V(take_max ? _mm256_max_pd(bound, x) : _mm256_min_pd(bound, x));
-    }
-#endif
-#if defined(__SSE2__)
-    if constexpr (sizeof(V) == 16 && is_float) {
-      return V(take_max ? _mm_max_ps(bound, x) : _mm_min_ps(bound, x));
-    } else if constexpr (sizeof(V) == 16) {
-      return V(take_max ? _mm_max_pd(bound, x) : _mm_min_pd(bound, x));
-    }
-#endif
-  }
-  if constexpr (take_max) {
+  if constexpr (arch::has_min_max<V>) {
+    return arch::min_max<take_max>(bound, x);
+  } else if constexpr (take_max) {
     return math::select(bound > x, bound, x);
   } else {
     return math::select(bound < x, bound, x);
   }
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 }  // namespace detail
 
 // NaN-propagating clamps: a NaN x comes out as NaN. With the bound first, x86's min/max is
@@ -297,61 +219,25 @@ inline V keep_nan(V const& x, V const& v) noexcept {
 
 // x is 0 or infinite: where a first-order correction x (1 + delta) must leave x alone. On
 // 512-bit batches one vfpclass (classes +-0, +-inf) instead of two compares, an and and an or.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <real_value V>
 inline mask_t<V> zero_or_infinite(V const& x) noexcept {
-#if defined(__AVX512DQ__)
-  if constexpr (is_batch_v<V> && sizeof(V) == 64) {
-    constexpr int zero_or_inf_classes = 0x02 | 0x04 | 0x08 | 0x10;
-    if constexpr (std::is_same_v<scalar_t<V>, float>) {
-      return mask_t<V>(_mm512_fpclass_ps_mask(x, zero_or_inf_classes));
-    } else {
-      return mask_t<V>(_mm512_fpclass_pd_mask(x, zero_or_inf_classes));
-    }
+  if constexpr (arch::has_zero_or_infinite_class<V>) {
+    return arch::zero_or_infinite_class(x);
+  } else {
+    return math::either(x == V(0), math::abs(x) == V(std::numeric_limits<scalar_t<V>>::infinity()));
   }
-#endif
-  return math::either(x == V(0), math::abs(x) == V(std::numeric_limits<scalar_t<V>>::infinity()));
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // 1/x to about 2^-14 relative (vrcp14 with AVX-512, for scalars too; a division elsewhere): for
 // the small correction terms of double-float quotients, where 2^-14 of a term of 2^-24 is far
 // below any rounding, and a division would cost more than the whole correction.
-NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <real_value V>
 inline V approx_reciprocal(V const& x) noexcept {
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-  using T = scalar_t<V>;
-  constexpr bool is_float = std::is_same_v<T, float>;
-  if constexpr (!is_batch_v<V>) {
-    if constexpr (is_float) {
-      return _mm_cvtss_f32(_mm_rcp14_ss(_mm_set_ss(x), _mm_set_ss(x)));
-    } else {
-      return _mm_cvtsd_f64(_mm_rcp14_sd(_mm_set_sd(x), _mm_set_sd(x)));
-    }
-  } else if constexpr (sizeof(V) == 64) {
-    if constexpr (is_float) {
-      return V(_mm512_rcp14_ps(x));
-    } else {
-      return V(_mm512_rcp14_pd(x));
-    }
-  } else if constexpr (sizeof(V) == 32) {
-    if constexpr (is_float) {
-      return V(_mm256_rcp14_ps(x));
-    } else {
-      return V(_mm256_rcp14_pd(x));
-    }
+  if constexpr (arch::has_reciprocal_estimate<V>) {
+    return arch::reciprocal_estimate(x);
   } else {
-    if constexpr (is_float) {
-      return V(_mm_rcp14_ps(x));
-    } else {
-      return V(_mm_rcp14_pd(x));
-    }
+    return math::c<V>(1) / x;
   }
-#else
-  return math::c<V>(1) / x;
-#endif
 }
-NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 }  // namespace nonlin::math

@@ -178,33 +178,17 @@ struct wide_sum {
   }
   // The two halves of a float batch as double batches (exact).
   static std::pair<D, D> widen(B const& x) noexcept {
-#if defined(__AVX512F__)
-    if constexpr (sizeof(B) == 64) {
-      __m512 const v = x;
-      return {D(_mm512_cvtps_pd(_mm512_castps512_ps256(v))),
-              D(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))))};
+    if constexpr (arch::has_widen<B>) {
+      return arch::widen<B, D>(x);
+    } else {
+      alignas(64) std::array<float, B::size> f;
+      x.store_aligned(f.data());
+      alignas(64) std::array<double, B::size> d;
+      for (std::size_t k = 0; k < B::size; ++k) {
+        d[k] = static_cast<double>(f[k]);
+      }
+      return {D::load_aligned(d.data()), D::load_aligned(d.data() + D::size)};
     }
-#endif
-#if defined(__AVX__)
-    if constexpr (sizeof(B) == 32) {
-      __m256 const v = x;
-      return {D(_mm256_cvtps_pd(_mm256_castps256_ps128(v))),
-              D(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)))};
-    }
-#endif
-#if defined(__SSE2__)
-    if constexpr (sizeof(B) == 16) {
-      __m128 const v = x;
-      return {D(_mm_cvtps_pd(v)), D(_mm_cvtps_pd(_mm_movehl_ps(v, v)))};
-    }
-#endif
-    alignas(64) std::array<float, B::size> f;
-    x.store_aligned(f.data());
-    alignas(64) std::array<double, B::size> d;
-    for (std::size_t k = 0; k < B::size; ++k) {
-      d[k] = static_cast<double>(f[k]);
-    }
-    return {D::load_aligned(d.data()), D::load_aligned(d.data() + D::size)};
   }
 };
 NONLIN_INTRINSIC_DIAGNOSTICS_POP

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The arch layer: every instruction nonlin picks by hand, in one place. Each primitive comes
+// with a compile-time flag saying whether the target has it for V (has_*<V>); the math layer
+// calls a primitive only under `if constexpr` of its flag and otherwise writes the portable
+// form, which gives the same bits (the primitives are exact or, for reciprocal_estimate, only
+// seed a correction). Calling one whose flag is false does not compile. A new ISA (NEON, say)
+// adds its branches here and nowhere else.
+//
+//   fma            a * b + c rounded once, scalars and batches       (FMA or AVX-512)
+//   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
+//   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
+//   reciprocal_estimate      1/x to 2^-14, vrcp14                    (AVX-512F + VL)
+//   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
+//   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
+//   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F)
+//   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include <xsimd/xsimd.hpp>
+
+#include "../concepts.hpp"
+
+#if defined(__FMA__) || defined(__AVX512F__)
+#define NONLIN_HAS_FMA 1
+#else
+#define NONLIN_HAS_FMA 0
+#endif
+
+// g++ 12 reports the _mm*_undefined_*() operand of some AVX-512 intrinsics (shifts, extracts) as
+// used uninitialized once they are inlined (a false positive of its intrinsic headers). Functions
+// that use those intrinsics are wrapped in these, so users' -Werror builds stay clean.
+#if defined(__GNUC__) && !defined(__clang__)
+#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH                                              \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define NONLIN_INTRINSIC_DIAGNOSTICS_POP _Pragma("GCC diagnostic pop")
+#else
+#define NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+#define NONLIN_INTRINSIC_DIAGNOSTICS_POP
+#endif
+
+// GCC 12 leaves large helpers out of line although a kernel calls them once per batch (a call,
+// its constants reloaded and a vzeroupper per batch: math::normal in gelu_exact, 1.2-1.4x).
+// The span kernels' batch loops (kernels.hpp, glu.hpp) are flattened, so everything a functor
+// calls is inlined there (gelu_exact: 115 -> 92 instructions per batch forward, 157 -> 132
+// backward); that once also inlined parameter set-up that GCC redid every batch (softplus'
+// backward from the output at 0.27x), which the kernels' own copy of the functor now prevents.
+// Helpers called from other loops (the softmax drivers) are named with NONLIN_ALWAYS_INLINE.
+#if defined(__GNUC__) || defined(__clang__)
+#define NONLIN_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define NONLIN_ALWAYS_INLINE inline
+#endif
+namespace nonlin::math::arch {
+
+namespace detail {
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+inline constexpr bool avx512vl = true;
+#else
+inline constexpr bool avx512vl = false;
+#endif
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+inline constexpr bool avx512dq = true;
+#else
+inline constexpr bool avx512dq = false;
+#endif
+#if defined(__AVX512F__)
+inline constexpr bool avx512f = true;
+#else
+inline constexpr bool avx512f = false;
+#endif
+#if defined(__AVX__)
+inline constexpr bool avx = true;
+#else
+inline constexpr bool avx = false;
+#endif
+#if defined(__SSE2__)
+inline constexpr bool sse2 = true;
+#else
+inline constexpr bool sse2 = false;
+#endif
+
+// A batch of 16, 32 or 64 bytes that the target's registers hold.
+template <class V>
+constexpr bool x86_width() {
+  if constexpr (is_batch_v<V>) {
+    return (sizeof(V) == 16 && sse2) || (sizeof(V) == 32 && avx) || (sizeof(V) == 64 && avx512f);
+  } else {
+    return false;
+  }
+}
+template <class V>
+inline constexpr bool is_float = std::is_same_v<scalar_t<V>, float>;
+}  // namespace detail
+
+// ---- fma --------------------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_fma = NONLIN_HAS_FMA != 0;
+
+// a * b + c rounded once: std::fma for scalars (an instruction with FMA), the fmadd of the width
+// for batches (xsimd 8.1's own fma is unfused on AVX-512).
+template <class V>
+inline V fma(V const& a, V const& b, V const& c) noexcept {
+  static_assert(has_fma<V>, "arch::fma: the target has no FMA");
+#if NONLIN_HAS_FMA
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(a, b, c);
+  } else if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+    if constexpr (detail::is_float<V>) {
+      return V(_mm512_fmadd_ps(a, b, c));
+    } else {
+      return V(_mm512_fmadd_pd(a, b, c));
+    }
+#endif
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (detail::is_float<V>) {
+      return V(_mm256_fmadd_ps(a, b, c));
+    } else {
+      return V(_mm256_fmadd_pd(a, b, c));
+    }
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (detail::is_float<V>) {
+      return V(_mm_fmadd_ps(a, b, c));
+    } else {
+      return V(_mm_fmadd_pd(a, b, c));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "arch::fma: unsupported batch width");
+  }
+#else
+  return a * b + c;    // not reached (the static_assert above)
+#endif
+}
+
+// ---- min_max ----------------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_min_max = detail::x86_width<V>();
+
+// take_max: "bound > x ? bound : x", else "bound < x ? bound : x"; x where either is NaN, and x
+// for -0 against +0: x86's max/min with the bound first, one instruction.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <bool take_max, class V>
+inline V min_max(V const& bound, V const& x) noexcept {
+  static_assert(has_min_max<V>, "arch::min_max: not for this V");
+  constexpr bool is_float = detail::is_float<V>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64 && is_float) {
+    return V(take_max ? _mm512_max_ps(bound, x) : _mm512_min_ps(bound, x));
+  } else if constexpr (sizeof(V) == 64) {
+    return V(take_max ? _mm512_max_pd(bound, x) : _mm512_min_pd(bound, x));
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32 && is_float) {
+    return V(take_max ? _mm256_max_ps(bound, x) : _mm256_min_ps(bound, x));
+  } else if constexpr (sizeof(V) == 32) {
+    return V(take_max ? _mm256_max_pd(bound, x) : _mm256_min_pd(bound, x));
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(V) == 16 && is_float) {
+    return V(take_max ? _mm_max_ps(bound, x) : _mm_min_ps(bound, x));
+  } else if constexpr (sizeof(V) == 16) {
+    return V(take_max ? _mm_max_pd(bound, x) : _mm_min_pd(bound, x));
+  }
+#endif
+  return x;  // not reached (has_min_max)
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- zero_or_infinite_class -------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_zero_or_infinite_class = detail::avx512dq&& is_batch_v<V> &&
+                                                   sizeof(V) == 64;
+
+// The lanes that are +-0 or +-inf, by one vfpclass (classes +-0, +-inf).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline auto zero_or_infinite_class(V const& x) noexcept {
+  static_assert(has_zero_or_infinite_class<V>, "arch::zero_or_infinite_class: not for this V");
+  using mask = typename V::batch_bool_type;
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  constexpr int zero_or_inf_classes = 0x02 | 0x04 | 0x08 | 0x10;
+  if constexpr (detail::is_float<V>) {
+    return mask(_mm512_fpclass_ps_mask(x, zero_or_inf_classes));
+  } else {
+    return mask(_mm512_fpclass_pd_mask(x, zero_or_inf_classes));
+  }
+#else
+  return mask(false);  // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- reciprocal_estimate ----------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_reciprocal_estimate = detail::avx512vl;
+
+// 1/x to about 2^-14 relative: vrcp14, for scalars too.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline V reciprocal_estimate(V const& x) noexcept {
+  static_assert(has_reciprocal_estimate<V>, "arch::reciprocal_estimate: needs AVX-512VL");
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  constexpr bool is_float = detail::is_float<V>;
+  if constexpr (!is_batch_v<V>) {
+    if constexpr (is_float) {
+      return _mm_cvtss_f32(_mm_rcp14_ss(_mm_set_ss(x), _mm_set_ss(x)));
+    } else {
+      return _mm_cvtsd_f64(_mm_rcp14_sd(_mm_set_sd(x), _mm_set_sd(x)));
+    }
+  } else if constexpr (sizeof(V) == 64) {
+    if constexpr (is_float) {
+      return V(_mm512_rcp14_ps(x));
+    } else {
+      return V(_mm512_rcp14_pd(x));
+    }
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (is_float) {
+      return V(_mm256_rcp14_ps(x));
+    } else {
+      return V(_mm256_rcp14_pd(x));
+    }
+  } else {
+    if constexpr (is_float) {
+      return V(_mm_rcp14_ps(x));
+    } else {
+      return V(_mm_rcp14_pd(x));
+    }
+  }
+#else
+  return x;            // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- scalef -----------------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_scalef = detail::avx512vl;
+
+// y * 2^floor(n) in one vscalef, rounded once (scalars and every batch width).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline V scalef(V const& y, V const& n) noexcept {
+  static_assert(has_scalef<V>, "arch::scalef: needs AVX-512VL");
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  constexpr bool is_float = detail::is_float<V>;
+  if constexpr (!is_batch_v<V>) {
+    if constexpr (is_float) {
+      return _mm_cvtss_f32(_mm_scalef_ss(_mm_set_ss(y), _mm_set_ss(n)));
+    } else {
+      return _mm_cvtsd_f64(_mm_scalef_sd(_mm_set_sd(y), _mm_set_sd(n)));
+    }
+  } else if constexpr (sizeof(V) == 64) {
+    if constexpr (is_float) {
+      return V(_mm512_scalef_ps(y, n));
+    } else {
+      return V(_mm512_scalef_pd(y, n));
+    }
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (is_float) {
+      return V(_mm256_scalef_ps(y, n));
+    } else {
+      return V(_mm256_scalef_pd(y, n));
+    }
+  } else {
+    if constexpr (is_float) {
+      return V(_mm_scalef_ps(y, n));
+    } else {
+      return V(_mm_scalef_pd(y, n));
+    }
+  }
+#else
+  return n;            // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- load_masked, store_masked ----------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_masked_load_store = detail::avx512vl&& is_batch_v<B> &&
+                                              (sizeof(B) == 16 || sizeof(B) == 32 ||
+                                               sizeof(B) == 64);
+
+// The first count lanes (count < B::size) from p, the others `fill`; lanes past count are not
+// read (no fault).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B>
+inline B load_masked(scalar_t<B> const* p, std::size_t count, scalar_t<B> fill) noexcept {
+  static_assert(has_masked_load_store<B>, "arch::load_masked: needs AVX-512VL");
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  constexpr bool is_float = detail::is_float<B>;
+  auto const mask = static_cast<unsigned>((1u << count) - 1u);
+  if constexpr (sizeof(B) == 64 && is_float) {
+    return B(_mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>(mask), p));
+  } else if constexpr (sizeof(B) == 64) {
+    return B(_mm512_mask_loadu_pd(_mm512_set1_pd(fill), static_cast<__mmask8>(mask), p));
+  } else if constexpr (sizeof(B) == 32 && is_float) {
+    return B(_mm256_mask_loadu_ps(_mm256_set1_ps(fill), static_cast<__mmask8>(mask), p));
+  } else if constexpr (sizeof(B) == 32) {
+    return B(_mm256_mask_loadu_pd(_mm256_set1_pd(fill), static_cast<__mmask8>(mask), p));
+  } else if constexpr (sizeof(B) == 16 && is_float) {
+    return B(_mm_mask_loadu_ps(_mm_set1_ps(fill), static_cast<__mmask8>(mask), p));
+  } else {
+    return B(_mm_mask_loadu_pd(_mm_set1_pd(fill), static_cast<__mmask8>(mask), p));
+  }
+#else
+  (void)p;
+  (void)count;
+  return B(fill);  // not reached
+#endif
+}
+
+// The first count lanes of value to p; nothing past them is written.
+template <class B>
+inline void store_masked(B const& value, scalar_t<B>* p, std::size_t count) noexcept {
+  static_assert(has_masked_load_store<B>, "arch::store_masked: needs AVX-512VL");
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+  constexpr bool is_float = detail::is_float<B>;
+  auto const mask = static_cast<unsigned>((1u << count) - 1u);
+  if constexpr (sizeof(B) == 64 && is_float) {
+    _mm512_mask_storeu_ps(p, static_cast<__mmask16>(mask), value);
+  } else if constexpr (sizeof(B) == 64) {
+    _mm512_mask_storeu_pd(p, static_cast<__mmask8>(mask), value);
+  } else if constexpr (sizeof(B) == 32 && is_float) {
+    _mm256_mask_storeu_ps(p, static_cast<__mmask8>(mask), value);
+  } else if constexpr (sizeof(B) == 32) {
+    _mm256_mask_storeu_pd(p, static_cast<__mmask8>(mask), value);
+  } else if constexpr (sizeof(B) == 16 && is_float) {
+    _mm_mask_storeu_ps(p, static_cast<__mmask8>(mask), value);
+  } else {
+    _mm_mask_storeu_pd(p, static_cast<__mmask8>(mask), value);
+  }
+#else
+  (void)value;
+  (void)p;
+  (void)count;
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- widen ------------------------------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_widen = detail::is_float<B>&& detail::x86_width<B>();
+
+// The two halves of a float batch as double batches of the same arch (exact).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B, class D = xsimd::batch<double, typename B::arch_type>>
+inline std::pair<D, D> widen(B const& x) noexcept {
+  static_assert(has_widen<B>, "arch::widen: not for this B");
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) {
+    __m512 const v = x;
+    return {D(_mm512_cvtps_pd(_mm512_castps512_ps256(v))),
+            D(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))))};
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(B) == 32) {
+    __m256 const v = x;
+    return {D(_mm256_cvtps_pd(_mm256_castps256_ps128(v))),
+            D(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)))};
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(B) == 16) {
+    __m128 const v = x;
+    return {D(_mm_cvtps_pd(v)), D(_mm_cvtps_pd(_mm_movehl_ps(v, v)))};
+  }
+#endif
+  return {D(0.0), D(0.0)};  // not reached (has_widen)
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- lane_indices, permute --------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_permute = detail::avx512dq&& is_batch_v<V> && sizeof(V) == 64;
+
+// Integral-valued lanes as the lane indices permute takes (truncated).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline auto lane_indices(V const& v) noexcept {
+  static_assert(has_permute<V>, "arch::lane_indices: needs AVX-512DQ, 512-bit");
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  if constexpr (detail::is_float<V>) {
+    return _mm512_cvttps_epi32(v);
+  } else {
+    return _mm512_cvttpd_epi64(v);
+  }
+#else
+  return v;  // not reached
+#endif
+}
+
+// column[index[i]] in lane i, column a register's worth of entries at 64-byte alignment.
+template <class V, class I>
+inline V permute(I const& index, scalar_t<V> const* column) noexcept {
+  static_assert(has_permute<V>, "arch::permute: needs AVX-512DQ, 512-bit");
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  if constexpr (detail::is_float<V>) {
+    return V(_mm512_permutexvar_ps(index, V::load_aligned(column)));
+  } else {
+    return V(_mm512_permutexvar_pd(index, V::load_aligned(column)));
+  }
+#else
+  (void)index;
+  return V::load_aligned(column);  // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+}  // namespace nonlin::math::arch
