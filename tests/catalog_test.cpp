@@ -6,6 +6,7 @@
 // names no functor does not compile (catalog/catalog.hpp checks each row against its functor).
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -19,8 +20,15 @@
 namespace nonlin::test {
 namespace {
 
-// The elementwise functors one public header declares, qualified below nonlin::.
-std::vector<std::string> functors_declared_in(std::filesystem::path const& header) {
+// A public functor: its name qualified below nonlin::, and the "// Bound: ..." line of the
+// comment above it ("" if none).
+struct declared_functor {
+  std::string name;
+  std::string bound_line;
+};
+
+// The elementwise functors one public header declares.
+std::vector<declared_functor> functors_in(std::filesystem::path const& header) {
   std::ifstream in(header);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
@@ -32,7 +40,7 @@ std::vector<std::string> functors_declared_in(std::filesystem::path const& heade
       prefix = "fast::";
     }
   }
-  std::vector<std::string> found;
+  std::vector<declared_functor> found;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::string const& line = lines[i];
     if (!line.starts_with("struct ") || !line.ends_with(" {")) {
@@ -46,22 +54,36 @@ std::vector<std::string> functors_declared_in(std::filesystem::path const& heade
     for (std::size_t j = i + 1; j < lines.size() && lines[j] != "};"; ++j) {
       has_derivative = has_derivative || lines[j].find(" derivative(") != std::string::npos;
     }
+    std::string bound;
+    for (std::size_t j = i; j-- > 0 && lines[j].starts_with("//");) {
+      if (lines[j].starts_with("// Bound: ")) {
+        bound = lines[j];
+      }
+    }
     if (has_derivative) {
-      found.push_back(prefix + name);
+      found.push_back({prefix + name, bound});
     }
   }
   return found;
 }
 
-TEST(Catalog, EveryPublicFunctorHasOneRow) {
+std::vector<declared_functor> public_functors() {
   std::filesystem::path const include = std::filesystem::path(NONLIN_SOURCE_DIR) / "include/nonlin";
-  std::set<std::string> declared;
+  std::vector<declared_functor> all;
   for (auto const& entry : std::filesystem::directory_iterator(include)) {
     if (entry.path().extension() == ".hpp") {
-      for (std::string const& name : functors_declared_in(entry.path())) {
-        declared.insert(name);
+      for (declared_functor const& f : functors_in(entry.path())) {
+        all.push_back(f);
       }
     }
+  }
+  return all;
+}
+
+TEST(Catalog, EveryPublicFunctorHasOneRow) {
+  std::set<std::string> declared;
+  for (declared_functor const& f : public_functors()) {
+    declared.insert(f.name);
   }
   std::multiset<std::string> rows;
   catalog::for_each_row([&]<class Row>() { rows.insert(std::string(Row::name)); });
@@ -74,6 +96,23 @@ TEST(Catalog, EveryPublicFunctorHasOneRow) {
   // The scan found the functors at all (it would find none if the headers moved).
   EXPECT_GE(declared.size(), 28u);
   EXPECT_EQ(rows.size(), catalog::row_count());
+}
+
+// Every functor's doc line states its row's bounds, as Highway's headers state each function's
+// max error: "// Bound: F ulp forward, D ulp derivative, ...".
+TEST(Catalog, DocLinesStateTheRowsBounds) {
+  std::vector<declared_functor> const functors = public_functors();
+  catalog::for_each_row([&]<class Row>() {
+    auto const found = std::find_if(functors.begin(), functors.end(),
+                                    [](declared_functor const& f) { return f.name == Row::name; });
+    ASSERT_NE(found, functors.end()) << Row::name;
+    char expected[96];
+    std::snprintf(expected, sizeof expected, "// Bound: %g ulp forward, %g ulp derivative, ",
+                  Row::bounds.forward.ulp, Row::bounds.derivative.ulp);
+    EXPECT_TRUE(found->bound_line.starts_with(expected))
+        << Row::name << ": the comment above the functor says \"" << found->bound_line
+        << "\", the catalog \"" << expected << "\"";
+  });
 }
 
 TEST(Catalog, RowsStartWithTheirDefaultFunctor) {

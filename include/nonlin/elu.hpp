@@ -34,6 +34,8 @@ inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_
 }  // namespace detail
 
 // elu(x) = x for x > 0, alpha (e^x - 1) otherwise; elu'(x) = alpha e^x = y + alpha on the left.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct elu {
   double alpha = 1.0;
 
@@ -62,6 +64,8 @@ struct elu {
 };
 
 // selu(x) = lambda elu_alpha(x), alpha = 1.6732632..., lambda = 1.0507009... (Klambauer 2017).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct selu {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -108,6 +112,8 @@ struct selu {
 
 // celu(x) = max(0, x) + min(0, alpha (e^(x/alpha) - 1)) (Barron 2017); celu'(x) = e^(x/alpha)
 // = 1 + y/alpha on the left. Needs alpha != 0.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct celu {
   double alpha = 1.0;
 

@@ -20,6 +20,8 @@ namespace nonlin {
 // The last form has no cancellation but at mish's zero (handled by math/roots.hpp). N is carried
 // as hi + lo, and the x < 0 results carry the factor e, folded in before exp's final scale so
 // that subnormal results are rounded once.
+// Bound: 3 ulp forward, 4 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct mish {
   template <real_value V>
   V operator()(V x) const noexcept {

@@ -19,6 +19,8 @@ namespace nonlin {
 
 // step(x) = 1 for x > 0, else 0 (step(0) = 0); derivative 0 everywhere (the impulse at 0 is
 // dropped, as every framework does).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct step {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -43,6 +45,8 @@ struct step {
 };
 
 // identity(x) = x; derivative 1.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct identity {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -67,6 +71,8 @@ struct identity {
 };
 
 // hardtanh(x) = min(max(x, min), max); derivative 1 on (min, max), 0 on the closed outside.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct hardtanh {
   double min = -1.0;
   double max = 1.0;
@@ -99,6 +105,8 @@ struct hardtanh {
 };
 
 // relu6(x) = min(max(x, 0), 6): hardtanh on [0, 6].
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct relu6 {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -126,6 +134,8 @@ struct relu6 {
 };
 
 // relu(x) = max(x, 0), +0 for x <= 0; relu'(0) = 0.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct relu {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -152,6 +162,8 @@ struct relu {
 
 // leaky_relu(x) = x for x > 0, alpha x otherwise; leaky_relu'(0) = alpha. backward_from_output
 // needs alpha > 0 (the sign of y must tell the piece): the span kernel checks it.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct leaky_relu {
   double alpha = 0.01;
 
@@ -185,6 +197,8 @@ struct leaky_relu {
 };
 
 // squared_relu(x) = max(x, 0)^2 (Primer, So et al. 2021); derivative 2 max(x, 0).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct squared_relu {
   template <real_value V>
   V operator()(V x) const noexcept {

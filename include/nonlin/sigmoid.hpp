@@ -14,6 +14,8 @@ namespace nonlin {
 
 // sigmoid(x) = 1 / (1 + e^-x), split at 0 so that e^-|x| never overflows;
 // sigmoid'(x) = sigmoid(x) sigmoid(-x) from x (no 1 - y cancellation), y (1 - y) from y.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct sigmoid {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -39,6 +41,8 @@ struct sigmoid {
 
 // log_sigmoid(x) = log sigmoid(x) = min(x, 0) - log1p(e^-|x|); derivative sigmoid(-x),
 // = -expm1(y) from the output.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct log_sigmoid {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -70,6 +74,8 @@ struct log_sigmoid {
 // result and beta x overflowing to inf still gives x. By default there is no other threshold:
 // PyTorch's 20 (softplus{.threshold = 20}) returns x where double is still 4e5 ulp away from it
 // (log1p(e^-20.27) = 1.6e-9).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct softplus {
   double beta = 1.0;
   double threshold = std::numeric_limits<double>::infinity();
@@ -112,6 +118,8 @@ struct softplus {
 
 // hardsigmoid(x) = relu6(x + 3) / 6: 0 for x <= -3, 1 for x >= 3, else x/6 + 1/2; derivative
 // 1/6 on (-3, 3) and 0 on the closed saturation regions.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct hardsigmoid {
   template <real_value V>
   V operator()(V x) const noexcept {

@@ -43,6 +43,8 @@ inline V swish_derivative(V x, math::double_double beta) noexcept {
 
 // swish(x) = x sigmoid(beta x) (Ramachandran et al. 2017); derivative
 // s + beta x s (1 - s), s = sigmoid(beta x). beta is taken as the double it is.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct swish {
   double beta = 1.0;
 
@@ -61,6 +63,8 @@ struct swish {
 };
 
 // silu(x) = x sigmoid(x): swish with beta = 1 (minimum -0.278 near x = -1.278).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct silu {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -78,6 +82,8 @@ struct silu {
 
 // gelu_quick(x) = x sigmoid(k x), k = 1.702 (the real number, carried to 2^-100): CLIP's
 // QuickGELU; derivative s + k x s (1 - s).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct gelu_quick {
   double k = math::gelu_quick_k;
 
@@ -102,6 +108,8 @@ struct gelu_quick {
 
 // hardswish(x) = x relu6(x + 3) / 6 (MobileNetV3): 0 for x <= -3, x for x >= 3, else
 // x (x + 3) / 6; derivative (2x + 3) / 6 inside, 0 and 1 on the closed saturation regions.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct hardswish {
   template <real_value V>
   V operator()(V x) const noexcept {

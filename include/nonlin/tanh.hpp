@@ -14,6 +14,8 @@ namespace nonlin {
 
 // tanh(x) = (e^2x - 1) / (e^2x + 1) via expm1; tanh'(x) = sech^2 x from x (no 1 - y^2
 // cancellation in the tails), (1 - y)(1 + y) from the output.
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct tanh {
   template <real_value V>
   V operator()(V x) const noexcept {
@@ -43,6 +45,8 @@ struct tanh {
 // quotient (math::quotient) round the results about once. The derivative is (1 / (1 + |x|))^2,
 // not 1 / (1 + |x|)^2: the square overflows above |x| = 2^64 in float while its reciprocal is
 // still a normal or subnormal number (2^-140 at |x| = 2^70).
+// Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
+// MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct softsign {
   template <real_value V>
   V operator()(V x) const noexcept {
