@@ -212,6 +212,38 @@ def print_direction(rows, direction, type_, title, sizes, functions, summary):
         print()
 
 
+def print_glance(summary, sizes):
+    """The summary in a few lines (the README's): per tier, direction and cache size, how many
+    float rows reach the fastest peer, their median ratio and the lowest."""
+    small = [n for n in sizes if n < max(sizes)]
+    lines = []
+    for tier, key in (("nonlin", "nonlin"), ("fast tier", "fast")):
+        for direction, label in (("fwd", "forward"), ("bwd", "backward"),
+                                 ("bwdy", "backward from y")):
+            for n in small:
+                ratios = []
+                for (fn, d, type_), by_size in summary.items():
+                    cell = by_size.get(n)
+                    if d == direction and type_ == "float" and cell and cell["best"] \
+                            and cell.get(key):
+                        ratios.append((cell[key] / cell["best"][0], fn))
+                if not ratios:
+                    continue
+                ratios.sort()
+                reached = sum(1 for r, _ in ratios if r >= 1.0)
+                median = statistics.median(r for r, _ in ratios)
+                low = ratios[0]
+                lines.append([f"{tier}, {label}", size_label(n), str(len(ratios)),
+                              str(reached), f"{median:.2f}x", f"{low[0]:.2f}x ({low[1]})"])
+    if not lines:
+        return
+    print("## At a glance: nonlin against the fastest peer\n")
+    print("Float rows, elements/ns of nonlin over the fastest peer of the same row measured in the "
+          "same run (> 1: nonlin faster).\n")
+    print(table(["rows", "size", "functions", "at or above 1.00x", "median", "lowest"], lines))
+    print()
+
+
 def print_summary(summary, sizes):
     """One line per function and direction: nonlin / fastest peer at the cache sizes, nonlin /
     the bandwidth ceiling at the largest; the goals are >= 1.0x and >= 0.9x."""
@@ -309,17 +341,21 @@ def print_gated(rows, sizes):
 
 
 def write_plot_data(rows, functions, path, size=262144):
-    """Tab-separated elements/ns of nonlin and every peer at one size, float, one line per
-    function and direction (fwd, bwd), for scripts/plot.gp; "-" where a variant is missing."""
-    variants = ["nonlin", "fast"] + PEERS
+    """Tab-separated ratios to the fastest peer at one size, float, of nonlin's default tier and
+    of its fast tier, one line per function and direction (fwd, bwd), for scripts/plot.gp; "-"
+    where there is no peer or no fast tier."""
     with open(path, "w", encoding="utf-8") as out:
-        out.write("label\t" + "\t".join(variants) + "\n")
+        out.write("label\tnonlin\tfast\n")
         for direction in ("fwd", "bwd"):
             for fn in functions:
-                values = [per_ns(rows.get(f"{direction}/{fn}/float/{v}/{size}")) for v in variants]
-                if values[0] is None:
+                nonlin = per_ns(rows.get(f"{direction}/{fn}/float/nonlin/{size}"))
+                fast = per_ns(rows.get(f"{direction}/{fn}/float/fast/{size}"))
+                peers = [per_ns(rows.get(f"{direction}/{fn}/float/{p}/{size}")) for p in PEERS]
+                peers = [v for v in peers if v]
+                if nonlin is None or not peers:
                     continue
-                cells = ["-" if v is None else f"{v:.4f}" for v in values]
+                best = max(peers)
+                cells = [f"{nonlin / best:.4f}", "-" if fast is None else f"{fast / best:.4f}"]
                 out.write(f"{fn}:{direction}\t" + "\t".join(cells) + "\n")
 
 
@@ -370,6 +406,7 @@ def main(argv):
     with contextlib.redirect_stdout(details):
         for direction, type_, title in DIRECTIONS:
             print_direction(rows, direction, type_, title, sizes, functions, summary)
+    print_glance(summary, sizes)
     print_summary(summary, sizes)
     print_softmax(rows)
     print_gated(rows, sizes)

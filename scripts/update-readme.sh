@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the main job (scripts/bench.sh) and writes what it measured into the docs: the function
-# table (from the catalog, with the measured bounds), the accuracy tables and the summary, GELU
-# and softmax tables into README.md, the full report into docs/benchmarks.md and the figures
-# into docs/img/. Nothing in those sections is typed by hand.
+# table (from the catalog, with the measured bounds), an accuracy summary and the speed summary
+# into README.md, the full accuracy tables into docs/accuracy.md, the full report into
+# docs/benchmarks.md and the figures into docs/img/. Nothing in those sections is typed by hand.
 #   scripts/update-readme.sh [--accuracy FILE] [nonlin_bench arguments...]
 #   NONLIN_README_REUSE=1 scripts/update-readme.sh --accuracy FILE
 # --accuracy FILE: take the accuracy tables from FILE, the output of an earlier
@@ -27,10 +27,12 @@ if [[ ${NONLIN_README_REUSE:-0} != 1 ]]; then
 fi
 mkdir -p docs/img
 cp build/bench/report.md docs/benchmarks.md
-cp build/bench/gelu_errors.svg build/bench/throughput.svg docs/img/
+cp build/bench/gelu_errors.svg build/bench/throughput.svg build/bench/accuracy.svg docs/img/
 ACCURACY_FILE="$accuracy" python3 - <<'PY'
 import os
 import re
+import subprocess
+import tempfile
 from pathlib import Path
 
 readme = Path("README.md")
@@ -48,12 +50,43 @@ def section(markdown, title_start):
 
 machine = section(report, "Machine and build")
 bench = "\n\n".join([
-    "Machine and build:\n\n" + machine,
-    section(report, "Summary"),
-    "Softmax over rows (float; elements/ns):\n\n" + section(report, "Softmax over rows"),
-    "GELU approximations (float, nonlin SIMD kernel; elements/ns):\n\n"
-    + section(report, "GELU approximations"),
+    section(report, "At a glance"),
+    "<details><summary>Machine and build of this run</summary>\n\n" + machine + "\n\n</details>",
 ])
+
+def accuracy_summary(accuracy_text):
+    """Per library, over the default-tier functions it offers (float, max ULP over the run's
+    inputs): how many, the worst forward and derivative, and how many stay within 4 ulp in both.
+    From the figure's data (bench/accuracy_figure.py), where inf and > 1e8 are 1e8."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "accuracy.md"
+        source.write_text(accuracy_text)
+        subprocess.run(["python3", "bench/accuracy_figure.py", str(source), tmp], check=True)
+        forward = [l.split("\t") for l in (Path(tmp) / "accuracy_forward.tsv").read_text().splitlines()]
+        derivative = [l.split("\t") for l in (Path(tmp) / "accuracy_derivative.tsv").read_text().splitlines()]
+    libraries = forward[0][1:]
+    def value(cell):
+        return None if cell == "-" else float(cell)
+    def shown(v):
+        return "≥ 1e8 or inf" if v >= 1e8 else (f"{v:.2f}" if v < 1e4 else f"{v:.1e}")
+    lines = ["| library | functions | worst forward | worst derivative | within 4 ulp (both) |",
+             "|---|--:|--:|--:|--:|"]
+    for k, library in enumerate(libraries, start=1):
+        pairs = []
+        for f_row, d_row in zip(forward[1:], derivative[1:]):
+            f, d = value(f_row[k]), value(d_row[k])
+            if f is not None:
+                pairs.append((f_row[0], f, d if d is not None else 0.0))
+        if not pairs:
+            continue
+        worst_f = max(pairs, key=lambda p: p[1])
+        worst_d = max(pairs, key=lambda p: p[2])
+        within = sum(1 for _, f, d in pairs if f <= 4 and d <= 4)
+        lines.append(f"| {library} | {len(pairs)} | {shown(worst_f[1])} ({worst_f[0]}) | "
+                     f"{shown(worst_d[2])} ({worst_d[0]}) | {within} |")
+    return ("Float, max ULP over the inputs of the run's first line below (0 is drawn as 0.1 in the "
+            "figure); a library's functions are those it offers.\n\n" + "\n".join(lines)
+            + "\n\n" + accuracy_text.splitlines()[0])
 
 def replace(text, name, body):
     pattern = re.compile(rf"(<!-- {name}:begin -->\n).*?(\n<!-- {name}:end -->)", re.S)
@@ -66,8 +99,10 @@ accuracy, _, functions = accuracy.partition("\n### Functions\n")
 if not functions.strip():
     raise SystemExit("the accuracy output has no '### Functions' table")
 text = replace(text, "functions", functions.strip())
-text = replace(text, "accuracy", accuracy.strip())
+text = replace(text, "accuracy", accuracy_summary(accuracy.strip()))
 text = replace(text, "benchmarks", bench)
 readme.write_text(text)
-print("README.md, docs/benchmarks.md and docs/img/ updated")
+details = Path("docs/accuracy.md")
+details.write_text(replace(details.read_text(), "accuracy", accuracy.strip()))
+print("README.md, docs/accuracy.md, docs/benchmarks.md and docs/img/ updated")
 PY
