@@ -78,8 +78,9 @@ struct tanh_row : row_defaults {
 struct softsign_row : row_defaults {
   using functor = nonlin::softsign;
   static constexpr std::string_view name = "softsign";
-  static constexpr std::string_view formula = "x/(1 + |x|)";
-  static constexpr std::string_view from_output = "yes: (1−|y|)²";
+  // The pipes escaped: the text goes into a markdown table.
+  static constexpr std::string_view formula = "x/(1 + \\|x\\|)";
+  static constexpr std::string_view from_output = "yes: (1−\\|y\\|)²";
   static constexpr bool has_output_derivative = true;
   static std::vector<instance<functor>> instances() { return {{name, {}}}; }
   static std::vector<double> kinks(functor const&) { return {0.0}; }  // f'' jumps
