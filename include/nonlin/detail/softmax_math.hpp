@@ -31,7 +31,7 @@ struct running : math::twice_compensated_sum<V> {
 // A scalar state: maximum m, sum hi + lo.
 template <class T>
 running<T> running_of(T m, T hi, T lo) {
-  return {{hi, lo, T(0)}, m};
+  return {{{hi, lo}, T(0)}, m};
 }
 
 // (z - m) / T as hi + lo: z - m exactly (two_sum_ordered: z and m may be near the largest

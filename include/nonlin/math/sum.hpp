@@ -77,32 +77,25 @@ T lanes_total(compensated_sum<B> const& lanes, compensated_sum<T> const& rest) n
 // made of, and a plain error sum drifted with the number of terms per lane (148 eps at 10^6 in
 // softmax's strided layout, 18 eps at 10^6 columns with 4-lane SSE, log p up to 28 ulp).
 template <real_value V>
-struct twice_compensated_sum {
-  V sum = V(0);
-  V error = V(0);
+struct twice_compensated_sum : compensated_sum<V> {
   V error_lo = V(0);
 
   // The rounding error of everything added so far (sum + low() is the total).
-  V low() const noexcept { return error + error_lo; }
+  V low() const noexcept { return this->error + error_lo; }
 
-  // += term + term_lo, term_lo a low part the caller has (e.g. of an exact product).
-  void add(V const& term, V const& term_lo) noexcept {
-    auto added = math::two_sum(sum, term);
-    sum = added.hi;
-    error = error + (added.lo + term_lo);
-  }
+  // += term + term_lo and += a * b as in compensated_sum (their roundings into error).
+  using compensated_sum<V>::add;
   // += term: the rounding into error, error's own rounding into error_lo.
   void add(V const& term) noexcept {
-    auto added = math::two_sum(sum, term);
-    sum = added.hi;
-    auto low_sum = math::two_sum(error, added.lo);
-    error = low_sum.hi;
+    auto added = math::two_sum(this->sum, term);
+    this->sum = added.hi;
+    auto low_sum = math::two_sum(this->error, added.lo);
+    this->error = low_sum.hi;
     error_lo = error_lo + low_sum.lo;
   }
-  // += a * b, the product exact (its low part and the addition's rounding into error).
-  void add_product(V const& a, V const& b) noexcept {
-    auto p = math::two_product(a, b);
-    add(p.hi, p.lo);
+  V total() const noexcept {
+    return math::select(math::abs(this->sum) < V(std::numeric_limits<scalar_t<V>>::infinity()),
+                        this->sum + low(), this->sum);
   }
 };
 
