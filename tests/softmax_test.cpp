@@ -2,6 +2,7 @@
 // softmax, log_softmax and softmax + cross-entropy: the survey's worked numbers, gradients
 // against central differences, masking, both layouts, bad arguments.
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -81,6 +82,52 @@ TEST(SoftmaxDouble, CrossEntropyGradientOfTheDocuments) {
   EXPECT_NEAR(dz[2], 0.098566, 0.5e-6);
   EXPECT_LT(std::abs(dz[0] + dz[1] + dz[2]), 1e-12);
   EXPECT_NEAR(loss, -std::log(0.659001), 1e-6);
+}
+
+// The range overloads (std::vector, std::array, spans of mutable elements) give the span
+// overloads' results, in both layouts, forward and backward from the output.
+TYPED_TEST(Softmax, RangesAsSpans) {
+  using T = TypeParam;
+  std::vector<T> x(24);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<T>(i % 7) * T(0.75) - T(2);
+  }
+  std::vector<T> const dy(x.rbegin(), x.rend());
+  axis_layout const shape{2, 4, 3};
+  for (bool const strided : {false, true}) {
+    for (bool const log : {false, true}) {
+      SCOPED_TRACE(std::string(log ? "log_softmax" : "softmax") + (strided ? " strided" : " rows"));
+      std::vector<T> y_span(x.size()), y_range(x.size()), dx_span(x.size()), dx_range(x.size());
+      std::array<T, 24> y_array{};
+      auto run = [&](auto const& f) {
+        if (strided) {
+          forward(f, std::span<T const>(x), std::span<T>(y_span), shape);
+          forward(f, x, y_range, shape);
+          forward(f, std::span<T>(x), y_array, shape);  // a mutable span is an input too
+          backward_from_output(f, std::span<T const>(y_span), std::span<T const>(dy),
+                               std::span<T>(dx_span), shape);
+          backward_from_output(f, y_range, dy, dx_range, shape);
+        } else {
+          forward(f, std::span<T const>(x), std::span<T>(y_span), std::size_t{6});
+          forward(f, x, y_range, 6);
+          forward(f, std::span<T>(x), y_array, 6);
+          backward_from_output(f, std::span<T const>(y_span), std::span<T const>(dy),
+                               std::span<T>(dx_span), std::size_t{6});
+          backward_from_output(f, y_range, dy, dx_range, 6);
+        }
+      };
+      if (log) {
+        run(log_softmax{.temperature = 0.5});
+      } else {
+        run(softmax{.temperature = 0.5});
+      }
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        EXPECT_EQ(y_range[i], y_span[i]) << i;
+        EXPECT_EQ(y_array[i], y_span[i]) << i;
+        EXPECT_EQ(dx_range[i], dx_span[i]) << i;
+      }
+    }
+  }
 }
 
 TYPED_TEST(Softmax, TemperatureMustBeFiniteAndPositive) {

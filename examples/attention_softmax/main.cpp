@@ -57,7 +57,7 @@ nonlin::softmax const attention_softmax{.temperature = std::sqrt(static_cast<dou
 // The loss L = sum(O * R) as a function of the scores (R: a fixed random read-out of O).
 double loss_of_scores(std::span<double const> scores, matrix const& v, matrix const& r) {
   matrix p(seq * seq);
-  nonlin::forward(attention_softmax, scores, std::span<double>(p), seq);
+  nonlin::forward(attention_softmax, scores, p, seq);
   matrix const o = matmul(p, v, seq, seq, dim);
   double sum = 0;
   for (std::size_t i = 0; i < o.size(); ++i) sum += o[i] * r[i];
@@ -68,10 +68,9 @@ double loss_of_scores(std::span<double const> scores, matrix const& v, matrix co
 void scores_gradient(std::span<double const> scores, matrix const& v, matrix const& r,
                      std::span<double> ds) {
   matrix p(seq * seq);
-  nonlin::forward(attention_softmax, scores, std::span<double>(p), seq);
+  nonlin::forward(attention_softmax, scores, p, seq);
   matrix const dp = matmul(r, v, seq, dim, seq, /*b_transposed=*/true);  // dP = dO V^T
-  nonlin::backward_from_output(attention_softmax, std::span<double const>(p),
-                               std::span<double const>(dp), ds, seq);
+  nonlin::backward_from_output(attention_softmax, p, dp, ds, seq);
 }
 
 }  // namespace
@@ -98,7 +97,7 @@ int main() {
 
   // Forward: P = softmax(S / sqrt(d)) row by row, then O = P V.
   matrix p(seq * seq);
-  nonlin::forward(attention_softmax, std::span<double const>(scores), std::span<double>(p), seq);
+  nonlin::forward(attention_softmax, scores, p, seq);
   matrix const o = matmul(p, v, seq, seq, dim);
 
   // Backward: dO = R, dP = dO V^T, dS from the saved P.

@@ -264,62 +264,35 @@ void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> d
   }
 }
 
-// The same for any contiguous ranges (std::vector, std::array, ...).
+// The same for any contiguous ranges (std::vector, std::array, ...): detail/ranges.hpp.
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range A,
           std::ranges::contiguous_range B, std::ranges::contiguous_range Out>
-requires(!std::is_same_v<std::remove_cvref_t<A>, std::span<detail::element_t<A> const>> ||
-         !std::is_same_v<std::remove_cvref_t<B>, std::span<detail::element_t<B> const>> ||
-         !std::is_same_v<std::remove_cvref_t<Out>,
-                         std::span<detail::element_t<Out>>>) void gated_forward(F const& f,
-                                                                                A&& value, B&& gate,
-                                                                                Out&& out) {
-  using T = detail::element_t<Out>;
-  gated_forward<Arch>(f, std::span<T const>(value), std::span<T const>(gate), std::span<T>(out));
+requires detail::not_spans<detail::outputs<Out>, detail::inputs<A, B>>
+void gated_forward(F const& f, A&& value, B&& gate, Out&& out) {
+  gated_forward<Arch>(f, detail::as_input(value), detail::as_input(gate), detail::as_output(out));
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range A,
           std::ranges::contiguous_range B, std::ranges::contiguous_range DY,
           std::ranges::contiguous_range DA, std::ranges::contiguous_range DB>
-requires(!std::is_same_v<std::remove_cvref_t<A>, std::span<detail::element_t<A> const>> ||
-         !std::is_same_v<std::remove_cvref_t<B>, std::span<detail::element_t<B> const>> ||
-         !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>> ||
-         !std::is_same_v<std::remove_cvref_t<DA>, std::span<detail::element_t<DA>>> ||
-         !std::is_same_v<std::remove_cvref_t<DB>,
-                         std::span<detail::element_t<DB>>>) void gated_backward(F const& f,
-                                                                                A&& value, B&& gate,
-                                                                                DY&& dy,
-                                                                                DA&& d_value,
-                                                                                DB&& d_gate) {
-  using T = detail::element_t<DA>;
-  gated_backward<Arch>(f, std::span<T const>(value), std::span<T const>(gate),
-                       std::span<T const>(dy), std::span<T>(d_value), std::span<T>(d_gate));
+requires detail::not_spans<detail::outputs<DA, DB>, detail::inputs<A, B, DY>>
+void gated_backward(F const& f, A&& value, B&& gate, DY&& dy, DA&& d_value, DB&& d_gate) {
+  gated_backward<Arch>(f, detail::as_input(value), detail::as_input(gate), detail::as_input(dy),
+                       detail::as_output(d_value), detail::as_output(d_gate));
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
           std::ranges::contiguous_range Out>
-requires(
-    !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
-    !std::is_same_v<std::remove_cvref_t<Out>,
-                    std::span<detail::element_t<Out>>>) void gated_forward_fused(F const& f, X&& x,
-                                                                                 Out&& out,
-                                                                                 std::size_t rows,
-                                                                                 glu_split split) {
-  using T = detail::element_t<Out>;
-  gated_forward_fused<Arch>(f, std::span<T const>(x), std::span<T>(out), rows, split);
+requires detail::not_spans<detail::outputs<Out>, detail::inputs<X>>
+void gated_forward_fused(F const& f, X&& x, Out&& out, std::size_t rows, glu_split split) {
+  gated_forward_fused<Arch>(f, detail::as_input(x), detail::as_output(out), rows, split);
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
           std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
-requires(
-    !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
-    !std::is_same_v<std::remove_cvref_t<DY>, std::span<detail::element_t<DY> const>> ||
-    !std::is_same_v<std::remove_cvref_t<DX>,
-                    std::span<detail::element_t<DX>>>) void gated_backward_fused(F const& f, X&& x,
-                                                                                 DY&& dy, DX&& dx,
-                                                                                 std::size_t rows,
-                                                                                 glu_split split) {
-  using T = detail::element_t<DX>;
-  gated_backward_fused<Arch>(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx),
+requires detail::not_spans<detail::outputs<DX>, detail::inputs<X, DY>>
+void gated_backward_fused(F const& f, X&& x, DY&& dy, DX&& dx, std::size_t rows, glu_split split) {
+  gated_backward_fused<Arch>(f, detail::as_input(x), detail::as_input(dy), detail::as_output(dx),
                              rows, split);
 }
 

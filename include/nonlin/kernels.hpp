@@ -27,6 +27,7 @@
 #include "concepts.hpp"
 #include "detail/checks.hpp"
 #include "detail/partial.hpp"
+#include "detail/ranges.hpp"
 #include "math/ops.hpp"
 
 namespace nonlin {
@@ -73,9 +74,6 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
 
-template <class R>
-using element_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
-
 }  // namespace detail
 
 // y = f(x).
@@ -114,39 +112,26 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
                             y, dy);
 }
 
-// The same for any contiguous ranges (std::vector, std::array, ...).
+// The same for any contiguous ranges (std::vector, std::array, ...): detail/ranges.hpp.
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
           std::ranges::contiguous_range Y>
-requires(!std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
-         !std::is_same_v<std::remove_cvref_t<Y>,
-                         std::span<detail::element_t<Y>>>) void forward(F const& f, X&& x, Y&& y) {
-  using T = detail::element_t<Y>;
-  forward<Arch>(f, std::span<T const>(x), std::span<T>(y));
+requires detail::not_spans<detail::outputs<Y>, detail::inputs<X>>
+void forward(F const& f, X&& x, Y&& y) {
+  forward<Arch>(f, detail::as_input(x), detail::as_output(y));
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range X,
           std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
-requires(!std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
-         !std::is_same_v<std::remove_cvref_t<X>, std::span<detail::element_t<X> const>> ||
-         !std::is_same_v<std::remove_cvref_t<DY>,
-                         std::span<detail::element_t<DY> const>>) void backward(F const& f, X&& x,
-                                                                                DY&& dy, DX&& dx) {
-  using T = detail::element_t<DX>;
-  backward<Arch>(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx));
+requires detail::not_spans<detail::outputs<DX>, detail::inputs<X, DY>>
+void backward(F const& f, X&& x, DY&& dy, DX&& dx) {
+  backward<Arch>(f, detail::as_input(x), detail::as_input(dy), detail::as_output(dx));
 }
 
 template <class Arch = xsimd::default_arch, class F, std::ranges::contiguous_range Y,
           std::ranges::contiguous_range DY, std::ranges::contiguous_range DX>
-requires(
-    !std::is_same_v<std::remove_cvref_t<DX>, std::span<detail::element_t<DX>>> ||
-    !std::is_same_v<std::remove_cvref_t<Y>, std::span<detail::element_t<Y> const>> ||
-    !std::is_same_v<std::remove_cvref_t<DY>,
-                    std::span<detail::element_t<DY> const>>) void backward_from_output(F const& f,
-                                                                                       Y&& y,
-                                                                                       DY&& dy,
-                                                                                       DX&& dx) {
-  using T = detail::element_t<DX>;
-  backward_from_output<Arch>(f, std::span<T const>(y), std::span<T const>(dy), std::span<T>(dx));
+requires detail::not_spans<detail::outputs<DX>, detail::inputs<Y, DY>>
+void backward_from_output(F const& f, Y&& y, DY&& dy, DX&& dx) {
+  backward_from_output<Arch>(f, detail::as_input(y), detail::as_input(dy), detail::as_output(dx));
 }
 
 }  // namespace nonlin

@@ -38,6 +38,7 @@
 #include "axis_layout.hpp"
 #include "concepts.hpp"
 #include "detail/checks.hpp"
+#include "detail/ranges.hpp"
 #include "detail/softmax_checks.hpp"
 #include "detail/softmax_drivers.hpp"
 #include "detail/softmax_math.hpp"
@@ -136,6 +137,34 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   char const* where = std::same_as<F, log_softmax> ? "nonlin::backward_from_output(log_softmax)"
                                                    : "nonlin::backward_from_output(softmax)";
   backward_from_output<Arch>(f, y, dy, dx, detail::rows_layout(where, "y", y.size(), cols));
+}
+
+// The same for any contiguous ranges (std::vector, std::array, ...): detail/ranges.hpp.
+template <class Arch = xsimd::default_arch, normalization F, std::ranges::contiguous_range X,
+          std::ranges::contiguous_range Y, class Shape>
+requires detail::not_spans<detail::outputs<Y>, detail::inputs<X>> &&
+    (std::same_as<Shape, axis_layout> ||
+     std::convertible_to<Shape, std::size_t>)void forward(F const& f, X&& x, Y&& y, Shape shape) {
+  if constexpr (std::same_as<Shape, axis_layout>) {
+    forward<Arch>(f, detail::as_input(x), detail::as_output(y), shape);
+  } else {
+    forward<Arch>(f, detail::as_input(x), detail::as_output(y), static_cast<std::size_t>(shape));
+  }
+}
+
+template <class Arch = xsimd::default_arch, normalization F, std::ranges::contiguous_range Y,
+          std::ranges::contiguous_range DY, std::ranges::contiguous_range DX, class Shape>
+requires detail::not_spans<detail::outputs<DX>, detail::inputs<Y, DY>> &&
+    (std::same_as<Shape, axis_layout> ||
+     std::convertible_to<Shape, std::size_t>)void backward_from_output(F const& f, Y&& y, DY&& dy,
+                                                                       DX&& dx, Shape shape) {
+  if constexpr (std::same_as<Shape, axis_layout>) {
+    backward_from_output<Arch>(f, detail::as_input(y), detail::as_input(dy), detail::as_output(dx),
+                               shape);
+  } else {
+    backward_from_output<Arch>(f, detail::as_input(y), detail::as_input(dy), detail::as_output(dx),
+                               static_cast<std::size_t>(shape));
+  }
 }
 
 }  // namespace nonlin
