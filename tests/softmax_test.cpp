@@ -568,6 +568,33 @@ TEST(SoftmaxFuzzerFindings, ExactDifferenceNearTheLargestFloat) {
   EXPECT_TRUE(std::isfinite(lpd[0]));
 }
 
+// Logits farther apart than the largest finite value, at temperatures that bring (z - m) / T
+// back into range: the cross-entropy's scalar loss must be log_softmax's SIMD lane, bit for bit.
+// Under clang (-ffp-contract=on) the scalar z / T - m / T was contracted into an fma and the
+// lane was not: they differed by an ulp on 23% of such rows (the CI fuzz run found it).
+TYPED_TEST(Softmax, LossIsLogSoftmaxWhereTheDifferenceOverflows) {
+  using T = TypeParam;
+  T const big = std::numeric_limits<T>::max();
+  int const digits = std::numeric_limits<T>::max_exponent10;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<T> magnitude(T(0.5), T(1));
+  std::uniform_real_distribution<double> exponent(digits * 0.6, digits * 0.98);
+  int mismatches = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    double const t = std::pow(10.0, exponent(rng));
+    std::vector<T> const x = {-magnitude(rng) * big, magnitude(rng) * big, T(0)};
+    std::vector<T> const lp = log_softmax_of(x, t, 3);
+    std::vector<std::int64_t> const target = {0};
+    std::vector<T> dz(3);
+    T const loss = softmax_cross_entropy(softmax{.temperature = t}, std::span<T const>(x),
+                                         std::span<std::int64_t const>(target), std::span<T>(dz), 3,
+                                         reduction::sum);
+    ASSERT_TRUE(std::isfinite(loss)) << "T = " << t;
+    mismatches += loss == -lp[0] ? 0 : 1;
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
   using T = TypeParam;
   T const nan = std::numeric_limits<T>::quiet_NaN();

@@ -51,7 +51,10 @@ inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
   // Finite z and m more than the largest float apart: z - m overflows, (z - m) / T may not.
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   auto overflowed = math::both(math::abs(d.hi) == V(inf), math::abs(z) < V(inf));
-  V const scaled = z * inv_t - m * inv_t;
+  // One fma, not z * inv_t - m * inv_t: clang contracts that expression for scalars (its
+  // default -ffp-contract=on) but not across xsimd's operator calls, so a scalar and a lane
+  // differed by an ulp (the fuzzer's cross-entropy loss against log_softmax, clang stage).
+  V const scaled = math::fma(z, inv_t, math::neg(m * inv_t));
   return {math::select(overflowed, scaled, q), math::select(overflowed, V(0), lo)};
 }
 
