@@ -28,7 +28,7 @@ inline V exponential_linear(V x, V scaled_x, math::double_float<V> scale_alpha, 
 template <real_value V>
 inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_scale, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  V const left = math::times(math::exp_parts_nonpositive(negative_part), left_scale);
+  V const left = math::times(math::exp_split_nonpositive(negative_part), left_scale);
   return math::keep_nan(x, math::select(x > V(0), scale, left));
 }
 }  // namespace detail

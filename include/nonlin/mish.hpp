@@ -25,7 +25,7 @@ namespace nonlin {
 struct mish {
   template <real_value V>
   V operator()(V x) const noexcept {
-    auto split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
+    auto split = math::exp_split_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
     V const two_e = e + e;
@@ -37,12 +37,12 @@ struct mish {
         math::select(math::either(q == V(0), x == V(0)), x, math::fma(math::neg(x), q, x));
     auto e_plus_2 = math::two_sum(math::c<V>(2), e);
     V const x_e_plus_2 = math::fma(x, e_plus_2.hi, x * e_plus_2.lo);
-    V const left = math::times(split, math::quotient(x_e_plus_2, denominator_left(e)));
+    V const left = math::times(split, math::quotient_hi_lo(x_e_plus_2, denominator_left(e)));
     return math::select(x >= V(0), right, math::select(split.vanished(), math::sign_bit(x), left));
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    auto split = math::exp_parts_nonpositive(math::neg(math::abs(x)));
+    auto split = math::exp_split_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
     V const four_x = x * math::c<V>(4);
@@ -53,7 +53,8 @@ struct mish {
     V const inner = math::fma(e + math::c<V>(4), e, math::c<V>(6) + four_x);  // 6 + 4x + 4e + e^2
     V const bracket = math::fma(inner, e, math::c<V>(4) * (one + x));
     V const left = math::times(
-        split, math::quotient_by_square(math::double_float<V>{bracket, V(0)}, denominator_left(e)));
+        split,
+        math::quotient_by_square_hi_lo(math::double_float<V>{bracket, V(0)}, denominator_left(e)));
     // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
                                    math::select(split.vanished(), V(0), left));

@@ -51,14 +51,15 @@ struct softsign {
   template <real_value V>
   V operator()(V x) const noexcept {
     V const a = math::abs(x);
-    auto const q = math::quotient(a, math::two_sum(a, math::c<V>(1)));
+    auto const q = math::quotient_hi_lo(a, math::two_sum(a, math::c<V>(1)));
     V const inf(std::numeric_limits<scalar_t<V>>::infinity());
     return math::copysign(math::select(a == inf, math::c<V>(1), q.hi + q.lo), x);
   }
   template <real_value V>
   V derivative(V x) const noexcept {
     V const a = math::abs(x);
-    auto const r = math::square(math::quotient(math::c<V>(1), math::two_sum(a, math::c<V>(1))));
+    auto const r =
+        math::square_hi_lo(math::quotient_hi_lo(math::c<V>(1), math::two_sum(a, math::c<V>(1))));
     return r.hi + r.lo;
   }
   template <real_value V>

@@ -63,7 +63,7 @@ template <bool unit_temperature = false, class V>
 inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
   auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   // Where z = m = -inf the difference is NaN; such a lane has nothing to add.
-  return math::exp_parts_nonpositive(q.hi, q.lo);
+  return math::exp_split_nonpositive(q.hi, q.lo);
 }
 
 // The same rounded, from the lean exp (its argument's low part folded in, m's rounding not

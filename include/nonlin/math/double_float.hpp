@@ -3,6 +3,11 @@
 // Unevaluated sums hi + lo for the few places where one rounding of an argument would cost
 // tens of ulps downstream (the tanh-GELU cubic, a scaled sigmoid argument, x^2 in the normal
 // density). Every product is exact through fma (Dekker's two-product).
+//
+// Names say the form of the result: a function whose result is such a pair ends in _hi_lo
+// (quotient_hi_lo, square_hi_lo, exp_hi_lo); divide_* and the rest return one rounded value;
+// two_sum and two_product are the classic names of the exact pairs. times(e, k) is always
+// e^x times k (exp.hpp), for a k given as one value or as hi + lo.
 
 #include <limits>
 #include <type_traits>
@@ -88,13 +93,6 @@ inline double_float<V> constant(double_double value) noexcept {
   T const hi = static_cast<T>(value.hi);
   T const lo = static_cast<T>((value.hi - static_cast<double>(hi)) + value.lo);
   return {V(hi), V(lo)};
-}
-
-// (a.hi + a.lo) * x to about 2^-44 (float) relative, as hi + lo.
-template <real_value V>
-inline double_float<V> times(double_float<V> const& a, V const& x) noexcept {
-  auto p = math::two_product(a.hi, x);
-  return {p.hi, math::fma(a.lo, x, p.lo)};
 }
 
 }  // namespace nonlin::math

@@ -189,7 +189,7 @@ inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
 
 namespace detail {
 template <bool with_lo, real_value V>
-inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
+inline exp_split<V> exp_split_nonpositive(V const& x, V const& lo) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto below = x < V(K::min_arg);
   V const xc = math::select(below, V(K::min_arg), x);
@@ -250,24 +250,14 @@ inline exp_scaled<V> exp_scaled_nonpositive(V const& x) noexcept {
 // arguments are <= 0 (-|z|, -h^2/2, z - max). No upper clamp and no infinity to mark, two
 // compares and two selects less. Below min_arg, m = -1 (exp_split::vanished).
 template <real_value V>
-inline exp_split<V> exp_parts_nonpositive(V const& x, V const& lo) noexcept {
-  return detail::exp_parts_nonpositive<true>(x, lo);
+inline exp_split<V> exp_split_nonpositive(V const& x, V const& lo) noexcept {
+  return detail::exp_split_nonpositive<true>(x, lo);
 }
 
 // The same without a low part (one addition less).
 template <real_value V>
-inline exp_split<V> exp_parts_nonpositive(V const& x) noexcept {
-  return detail::exp_parts_nonpositive<false>(x, V(0));
-}
-
-// Any x: above max_arg, m = +inf.
-template <real_value V>
-inline exp_split<V> exp_parts(V const& x, V const& lo = V(0)) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto split = math::exp_parts_nonpositive(math::clamp_above(x, V(K::max_arg)), lo);
-  split.m =
-      math::select(x > V(K::max_arg), V(std::numeric_limits<scalar_t<V>>::infinity()), split.m);
-  return split;
+inline exp_split<V> exp_split_nonpositive(V const& x) noexcept {
+  return detail::exp_split_nonpositive<false>(x, V(0));
 }
 
 // e^x, within 1 ulp; 0 at -inf, +inf at +inf (e^max_arg overflows), NaN for NaN.

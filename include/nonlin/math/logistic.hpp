@@ -40,7 +40,7 @@ inline double_float<V> one_plus(double_float<V> const& e) noexcept {
 // and e^x in front then sees the same e^x in both places: near x = 0 the two errors cancel in
 // sigma' = e / (1 + e)^2 when they are the same, and add up when they differ.
 template <real_value V>
-inline double_float<V> hi_lo(exp_split<V> const& e) noexcept {
+inline double_float<V> exp_hi_lo(exp_split<V> const& e) noexcept {
   V const one(scalar_t<V>(1));
   V const hi = one + e.m;
   V const lo = ((one - hi) + e.m) + e.m_lo;
@@ -49,7 +49,7 @@ inline double_float<V> hi_lo(exp_split<V> const& e) noexcept {
 
 // The same for the lean exp: 1 + m exactly as hi + lo, m's own rounding not kept.
 template <real_value V>
-inline double_float<V> hi_lo(exp_scaled<V> const& e) noexcept {
+inline double_float<V> exp_hi_lo(exp_scaled<V> const& e) noexcept {
   V const one(scalar_t<V>(1));
   V const hi = one + e.m;
   return {math::scale(hi, e.n), math::scale((one - hi) + e.m, e.n)};
@@ -66,12 +66,12 @@ inline V quotient_seed(V const& d) noexcept {
   }
 }
 
-// n / (d.hi + d.lo) as hi + lo, for a caller that multiplies it by e^x (see quotient_by_square):
-// hi = n r from quotient_seed (within 2^-14 in float), the residual n - hi d.hi by one fma (one
-// rounding of a term 2^-14 of n), lo = (residual - hi d.lo) r, so that hi + lo is within 2^-28
-// (0 where hi is 0 or infinite).
+// n / (d.hi + d.lo) as hi + lo, for a caller that multiplies it by e^x (see
+// quotient_by_square_hi_lo): hi = n r from quotient_seed (within 2^-14 in float), the residual n -
+// hi d.hi by one fma (one rounding of a term 2^-14 of n), lo = (residual - hi d.lo) r, so that hi +
+// lo is within 2^-28 (0 where hi is 0 or infinite).
 template <real_value V>
-inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
+inline double_float<V> quotient_hi_lo(V const& n, double_float<V> const& d) noexcept {
   V const r = math::quotient_seed(d.hi);
   V const hi = n * r;
   V const residual = math::fma(math::neg(hi), d.hi, n);
@@ -82,7 +82,7 @@ inline double_float<V> quotient(V const& n, double_float<V> const& d) noexcept {
 // (d.hi + d.lo)^2 as hi + lo to first order in d.lo: d.hi^2 exactly (two_product), plus
 // 2 d.hi d.lo.
 template <real_value V>
-inline double_float<V> square(double_float<V> const& d) noexcept {
+inline double_float<V> square_hi_lo(double_float<V> const& d) noexcept {
   auto product = math::two_product(d.hi, d.hi);
   return {product.hi, math::fma(d.hi + d.hi, d.lo, product.lo)};
 }
@@ -93,9 +93,9 @@ inline double_float<V> square(double_float<V> const& d) noexcept {
 // quotient: from the seed, the residual n - hi d^2 by one fma, lo = residual r (0 where hi is 0
 // or infinite).
 template <real_value V>
-inline double_float<V> quotient_by_square(double_float<V> const& n,
-                                          double_float<V> const& d) noexcept {
-  auto d2 = math::square(d);
+inline double_float<V> quotient_by_square_hi_lo(double_float<V> const& n,
+                                                double_float<V> const& d) noexcept {
+  auto d2 = math::square_hi_lo(d);
   V const r = math::quotient_seed(d2.hi);
   V const hi = n.hi * r;
   V const residual = math::fma(math::neg(hi), d2.hi, n.hi) + n.lo;
@@ -103,22 +103,22 @@ inline double_float<V> quotient_by_square(double_float<V> const& n,
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
-// c / (d.hi + d.lo)^2 as hi + lo for a constant c != 0 and d >= 1, as quotient_by_square
+// c / (d.hi + d.lo)^2 as hi + lo for a constant c != 0 and d >= 1, as quotient_by_square_hi_lo
 // without what that needs for a general numerator: no low part to add, and no guard for a hi
 // of 0 or infinity, which cannot occur here (three operations a batch less in sigma').
 template <real_value V>
-inline double_float<V> constant_by_square(V const& c, double_float<V> const& d) noexcept {
-  auto d2 = math::square(d);
+inline double_float<V> constant_by_square_hi_lo(V const& c, double_float<V> const& d) noexcept {
+  auto d2 = math::square_hi_lo(d);
   V const r = math::quotient_seed(d2.hi);
   V const hi = c * r;
   V const residual = math::fma(math::neg(hi), d2.hi, c);
   return {hi, math::fma(math::neg(hi), d2.lo, residual) * r};
 }
 
-// (n.hi + n.lo) / (d.hi + d.lo)^2 rounded once: quotient_by_square's hi + lo.
+// (n.hi + n.lo) / (d.hi + d.lo)^2 rounded once: quotient_by_square_hi_lo's hi + lo.
 template <real_value V>
 inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
-  auto q = math::quotient_by_square(n, d);
+  auto q = math::quotient_by_square_hi_lo(n, d);
   return q.hi + q.lo;
 }
 
@@ -162,7 +162,7 @@ inline V sigmoid(V const& z) noexcept {
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
   auto e = math::exp_scaled_nonpositive(math::neg(math::abs(z)));
-  auto k = math::constant_by_square(power_of_two, math::one_plus(math::hi_lo(e)));
+  auto k = math::constant_by_square_hi_lo(power_of_two, math::one_plus(math::exp_hi_lo(e)));
   return math::times(e, k);
 }
 
@@ -235,8 +235,8 @@ inline V x_sigmoid(V const& x, V const& z) noexcept {
 // rounding of sigma(-z).
 // one_plus_slope = 1 + x z'(x) as hi + lo, which the caller forms as accurately as it can.
 //
-// e carries its low part (exp_parts: m's rounding kept), so the bracket's cancellation near its
-// zero starts from e within ~2^-30 instead of 2^-25: then this formula is within 1.05 ulp
+// e carries its low part (exp_split_nonpositive: m's rounding kept), so the bracket's cancellation
+// near its zero starts from e within ~2^-30 instead of 2^-25: then this formula is within 1.05 ulp
 // wherever |d| = |z - z0| >= 0.005 (every float of -1.2 <= d <= 0.7 against long double, float
 // and double), better than the fitted ratio (1.2-1.6 ulp), which its callers therefore take only
 // within +-0.005 of the zero (with the lean exp they needed it on -1 <= d <= 1/2, and the fit's
@@ -250,8 +250,8 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   V const one(scalar_t<V>(1));
   using K = detail::exp_constants<scalar_t<V>>;
   auto a = math::minus_abs(z);
-  auto e = math::exp_parts_nonpositive(a.hi, a.lo);
-  auto ev = math::hi_lo(e);
+  auto e = math::exp_split_nonpositive(a.hi, a.lo);
+  auto ev = math::exp_hi_lo(e);
   auto d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
   // 1 + e (1 + x z') as hi + lo: e (1 + x z') <= 1.6 for every caller, so 1 - hi is exact.
@@ -267,7 +267,7 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
   double_float<V> const chosen{
       math::select(right, math::select(vanished_right, one, product_hi), numerator.hi),
       math::select(right, math::select(vanished_right, V(0), product_lo), numerator.lo)};
-  auto q = math::quotient_by_square(chosen, d);
+  auto q = math::quotient_by_square_hi_lo(chosen, d);
   V const left = math::select(a.hi < V(K::min_arg), V(0), math::times(e, q));
   return math::select(right, q.hi + q.lo, left);
 }

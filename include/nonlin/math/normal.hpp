@@ -120,7 +120,7 @@ NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
   V const l = a2.lo;
   V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
   // One e^(-(h + l)/2) for all four results; each factor goes in before the final scale.
-  auto e = math::exp_parts_nonpositive(h * math::c<V>(-0.5), l * math::c<V>(-0.5));
+  auto e = math::exp_split_nonpositive(h * math::c<V>(-0.5), l * math::c<V>(-0.5));
   // Phi(-a) = phi(a) g / a; a Phi(-a) = phi(a) g; phi(a) (g/a - a) = phi(a) y (g - a^2).
   V const g_scaled = g * inv_sqrt_2pi_v;
   V const pdf = e.times(inv_sqrt_2pi_v);  // phi(x) for |x| <= 16 (0 beyond)
