@@ -68,14 +68,7 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape
   detail::require_layout(where, "x", x.size(), shape);
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
-  detail::forward_over_axis<Arch, !log>(shape, x.data(), y.data(), static_cast<T>(f.temperature),
-                                        [](auto z, auto m, auto s, auto s_lo, auto it, auto t) {
-                                          if constexpr (log) {
-                                            return detail::log_probability(z, m, s, s_lo, it, t);
-                                          } else {
-                                            return detail::probability(z, m, s, s_lo, it, t);
-                                          }
-                                        });
+  detail::forward_over_axis<Arch, log>(shape, x.data(), y.data(), static_cast<T>(f.temperature));
 }
 
 // softmax: dx = y (dy - <y, dy>) / T from the saved output y; dx may be y or dy itself.

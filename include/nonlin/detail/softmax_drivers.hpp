@@ -144,11 +144,19 @@ inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
 // finite or -inf (not all -inf): the maximum in one pass, the sum of the exps in a second
 // (softmax keeps each exp in y), then the outputs (softmax: y *= 1 / s; log_softmax from the
 // row's (m, s), with no exp). Other rows of the rows layout: (max, sum) together in one pass
-// (a lane's running sum is rescaled when its maximum grows), then y = out(z, m, s). In the
-// (outer, axis, inner) layout each lane is a row of its own, as in the second scheme.
-template <class Arch, bool keep_terms, class T, class Out>
-void forward_over_axis(axis_layout shape, T const* x, T* y, T t, Out const& out) {
+// (a lane's running sum is rescaled when its maximum grows), then y = p or log p from (z, m, s). In
+// the (outer, axis, inner) layout each lane is a row of its own, as in the second scheme.
+template <class Arch, bool log, class T>
+void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
   using B = xsimd::batch<T, Arch>;
+  constexpr bool keep_terms = !log;  // softmax keeps each exp in y; log_softmax needs none
+  auto out = [](auto z, auto m, auto s, auto s_lo, auto it, auto tb) {
+    if constexpr (log) {
+      return log_probability(z, m, s, s_lo, it, tb);
+    } else {
+      return probability(z, m, s, s_lo, it, tb);
+    }
+  };
   constexpr std::size_t width = B::size;
   if (shape.empty()) {
     return;  // no work, however large the other dimensions
