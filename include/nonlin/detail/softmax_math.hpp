@@ -51,10 +51,14 @@ inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
   // Finite z and m more than the largest float apart: z - m overflows, (z - m) / T may not.
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
   auto overflowed = math::both(math::abs(d.hi) == V(inf), math::abs(z) < V(inf));
-  // One fma, not z * inv_t - m * inv_t: clang contracts that expression for scalars (its
-  // default -ffp-contract=on) but not across xsimd's operator calls, so a scalar and a lane
-  // differed by an ulp (the fuzzer's cross-entropy loss against log_softmax, clang stage).
-  V const scaled = math::fma(z, inv_t, math::neg(m * inv_t));
+  // Two statements, not z * inv_t - m * inv_t: clang's default -ffp-contract=on fuses a product
+  // into an addition within one expression, which it did for scalars but cannot across xsimd's
+  // operator calls, so a scalar and a lane differed by an ulp (the fuzzer's cross-entropy loss
+  // against log_softmax). Apart, neither is fused under "on", and both are under "fast" (GCC's
+  // default). An explicit fma would agree too but costs a negation per batch here.
+  V const z_scaled = z * inv_t;
+  V const m_scaled = m * inv_t;
+  V const scaled = z_scaled - m_scaled;
   return {math::select(overflowed, scaled, q), math::select(overflowed, V(0), lo)};
 }
 
