@@ -602,6 +602,32 @@ TYPED_TEST(Reliability, RowsOfAMillionSumToOne) {
 // 7e6 ulp). Now within 2 ulp of the long double values on [15, 45] (float and double; past 40
 // in double the result rounds to x anyway), scalar and span alike; the threshold 20 is still
 // there when asked for.
+// A threshold below 0 puts the linear piece's outputs below 0, where no smooth output lies: the
+// derivative there is 1, from the output too (it was -expm1(-z) = -inf, and NaN for dy = 0;
+// found by the CI fuzz run: x = -304).
+TYPED_TEST(Reliability, SoftplusBelowZeroThresholdFromTheOutput) {
+  using T = TypeParam;
+  for (double threshold : {-1.0, -300.0, -1e30}) {
+    softplus const f{.beta = 2.0, .threshold = threshold};
+    std::vector<T> x;  // beta x > threshold: the linear piece
+    for (double v : {-304.0, -1e10, threshold / 4, -1e-30, 3.0}) {
+      if (2.0 * v > threshold) {
+        x.push_back(static_cast<T>(v));
+      }
+    }
+    std::vector<T> y(x.size());
+    std::vector<T> dy(x.size(), T(0));
+    std::vector<T> dx(x.size(), T(1));
+    forward(f, std::span<T const>(x), std::span<T>(y));
+    backward_from_output(f, std::span<T const>(y), std::span<T const>(dy), std::span<T>(dx));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(y[i], x[i]) << "linear piece at x = " << x[i];
+      EXPECT_EQ(f.derivative_from_output(y[i]), T(1)) << "x = " << x[i];
+      EXPECT_EQ(dx[i], T(0)) << "x = " << x[i];
+    }
+  }
+}
+
 TYPED_TEST(Reliability, SoftplusDefaultsAreAccurateInBothTypes) {
   using T = TypeParam;
   auto ulp_of = [](long double v) {

@@ -105,8 +105,11 @@ struct softplus {
       // divisions) in every iteration of the four-batch loop instead of hoisting it (0.69x).
       return smooth;
     }
+    // Smooth outputs are >= 0: a negative z (a threshold below 0 puts the linear piece there)
+    // is the linear piece too, where -expm1(-z) would be -inf.
     V const output_from = math::softplus(linear_from<V>());
-    return math::select(z > output_from, math::c<V>(1), smooth);
+    auto linear = math::either(z > output_from, z < V(0));
+    return math::select(linear, math::c<V>(1), smooth);
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
