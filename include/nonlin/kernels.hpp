@@ -64,8 +64,9 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   std::size_t const n = out.size();
   std::size_t i = 0;
   // Four batches an iteration, all loaded before any is stored (so out may be an input itself):
-  // 1.07-1.14x on the exp-based kernels at 4K and 256K floats, 1.1-1.5x on the piecewise ones
-  // in L1 (same run, alternated; one batch an iteration left the schedulers short of work).
+  // 1.02-1.08x on the exp-based kernels at 4K floats, 1.1-1.5x on the piecewise ones in L1,
+  // 0.96-0.97x where four copies spill (gelu_exact, softplus, gelu_quick backward); same run,
+  // alternated.
   for (; i + 4 * width <= n; i += 4 * width) {
     batch r0 = op(batch::load_unaligned(in.data() + i)...);
     batch r1 = op(batch::load_unaligned(in.data() + i + width)...);
