@@ -333,6 +333,115 @@ class accuracy_of_row : public ::testing::Test {
   return true;
 }();
 
+// ---- backward products --------------------------------------------------------------------
+//
+// backward(x, dy) = dy f'(x) as one product (issue 10, item 7): f'(x) rounded to T first would
+// lose a result that is a normal number when f'(x) itself is subnormal or below the range (a
+// huge dy far in a tail: tanh.backward(89, FLT_MAX) = 6.8e-39, not 0). For x over both tails
+// (|x| = 2^(k/16) up to 2^76, 2^560 in double) and dy chosen so that dy f'(x) lands at targets
+// across the whole range (subnormal to 2^-2 max), the scalar call and the span kernel are held to
+// the row's derivative bound plus the product's own rounding (1 ulp), against MPFR's dy f'(x).
+
+template <class T, class Row>
+void check_backward_products() {
+  using F = typename Row::functor;
+  std::string_view const name = Row::name;
+  F const f = Row::instances().front().f;
+  std::string_view const type = std::is_same_v<T, float> ? "f32" : "f64";
+  using L = std::numeric_limits<T>;
+  double const bound = ulp_bound<Row>(member::derivative) + 1.0;
+  auto const window = known<Row>(member::derivative, type);
+  // Targets of |dy f'|: powers of two times 1.37, from subnormal to near max.
+  std::vector<int> const targets =
+      std::is_same_v<T, float> ? std::vector<int>{-140, -128, -120, -100, -20, 0, 60, 125}
+                               : std::vector<int>{-1060, -1024, -1015, -900, -20, 0, 500, 1021};
+  std::vector<T> xs;
+  std::vector<T> dys;
+  std::vector<reference::real> refs;
+  reference::values v;
+  // Up to 2^76 (float) / 2^560 (double): softsign' = 1 / (1 + |x|)^2 leaves the range there.
+  int const last = std::is_same_v<T, float> ? 16 * 76 : 16 * 560;
+  for (int k = -64; k <= last; k += k < 16 * 80 ? 1 : 8) {
+    for (double sign : {-1.0, 1.0}) {
+      double const xd = sign * std::exp2(k / 16.0);
+      T const x = static_cast<T>(xd);
+      if (!std::isfinite(x) || (window && x >= window->lo && x <= window->hi)) {
+        continue;
+      }
+      reference::evaluate(f, static_cast<double>(x), v);
+      mpfr_srcptr d = v.derivative.get();
+      if (!mpfr_regular_p(d)) {
+        continue;  // f'(x) = 0 exactly (a saturated piece), or not a number
+      }
+      for (int t : targets) {
+        reference::real dy_exact;
+        mpfr_set_d(dy_exact.get(), 1.37, MPFR_RNDN);
+        mpfr_mul_2si(dy_exact.get(), dy_exact.get(), t, MPFR_RNDN);
+        mpfr_div(dy_exact.get(), dy_exact.get(), d, MPFR_RNDN);
+        mpfr_abs(dy_exact.get(), dy_exact.get(), MPFR_RNDN);
+        T const dy = dy_exact.rounded<T>();
+        if (!std::isfinite(dy) || dy == T(0) || std::fabs(dy) < L::min()) {
+          continue;
+        }
+        // Without an FMA unit the double tail stops at e^-1418 (exp.hpp, product_min_arg):
+        // covered for |dy K| < 2^970, K the factor of e^x (up to ~2^11 here).
+        if (!NONLIN_HAS_FMA && std::is_same_v<T, double> && std::fabs(dy) > std::ldexp(1.0, 950)) {
+          continue;
+        }
+        reference::real product;
+        mpfr_mul_d(product.get(), d, static_cast<double>(dy), MPFR_RNDN);
+        xs.push_back(x);
+        dys.push_back(dy);
+        refs.push_back(product);
+      }
+    }
+  }
+  std::vector<T> dx(xs.size());
+  nonlin::backward(f, std::span<T const>(xs), std::span<T const>(dys), std::span<T>(dx));
+  double worst = 0;
+  std::size_t worst_at = 0;
+  std::size_t failures = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    T const scalar = f.backward(xs[i], dys[i]);
+    double const e =
+        std::max(reference::ulp_error<T>(scalar, refs[i]), reference::ulp_error<T>(dx[i], refs[i]));
+    if (e > worst) {
+      worst = e;
+      worst_at = i;
+    }
+    if (e > bound && ++failures <= 5) {
+      ADD_FAILURE() << name << " " << type << ": backward(" << format_x(xs[i]) << ", "
+                    << format_x(dys[i]) << ") = " << format_x(scalar) << " (span "
+                    << format_x(dx[i]) << "), MPFR " << format_x(refs[i].to_double()) << ": " << e
+                    << " ulp";
+    }
+  }
+  EXPECT_EQ(failures, 0u) << name << " " << type << " of " << xs.size() << " products";
+  std::printf("%-13s backward %s: %zu products, max %.3g ulp%s\n", std::string(name).c_str(),
+              std::string(type).c_str(), xs.size(), worst,
+              xs.empty() ? "" : (" at x = " + format_x(xs[worst_at])).c_str());
+}
+
+template <class Row>
+class backward_product_of_row : public ::testing::Test {
+ public:
+  void TestBody() override {
+    check_backward_products<float, Row>();
+    check_backward_products<double, Row>();
+  }
+};
+
+[[maybe_unused]] bool const registered_products = [] {
+  catalog::for_each_row([]<class Row>() {
+    bool const fast_tier = Row::level == catalog::tier::fast;
+    std::string const suite = fast_tier ? "BackwardProductFastTier" : "BackwardProduct";
+    std::string const test = camel_case(Row::name);
+    ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            []() -> ::testing::Test* { return new backward_product_of_row<Row>; });
+  });
+  return true;
+}();
+
 // ---- the reference itself -----------------------------------------------------------------
 
 TEST(AccuracyReference, UlpErrorConventions) {

@@ -116,8 +116,9 @@ def normal_tables(kind):
     first = table("phi_central", kind, [(c, e, "s in [0, 1]")],
           "(Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1")
     # a m(a), m the Mills ratio Phi(-a) / phi(a), in y = 1/a on octaves [2^-(j+1), 2^-j).
-    # Octaves down to where x Phi(x) underflows: a = 16 (float), a = 64 (double).
-    octaves = 6 if kind == "double" else 4
+    # Octaves down to where a backward's dy Phi'(x) underflows for every finite dy: a = 32
+    # (float; x Phi(x) itself underflows from a = 14), a = 64 (double).
+    octaves = 6 if kind == "double" else 5
     rows = []
     for j in range(octaves):
         lo, hi = mpf(2) ** -(j + 1), mpf(2) ** -j

@@ -31,6 +31,19 @@ inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_
   V const left = math::times(math::exp_split_nonpositive(negative_part), left_scale);
   return math::keep_nan(x, math::select(x > V(0), scale, left));
 }
+// dy times the derivative, rounded once also where alpha e^(x / width) alone is below the
+// normal range (math::with_product_tail).
+template <real_value V>
+inline V exponential_linear_backward(V x, V dy, V scale, math::double_float<V> left_scale,
+                                     V width) {
+  V const negative_part = math::clamp_above(x, V(0)) / width;
+  V const common = dy * exponential_linear_derivative(x, scale, left_scale, width);
+  auto tail = [](V arg, math::double_float<V> k, V factor) {
+    auto e = math::exp_split_nonpositive<math::exp_range::product>(arg);
+    return math::scale_times(math::unscaled_times(e, k), e.n, factor);
+  };
+  return math::with_product_tail(common, negative_part, tail, negative_part, left_scale, dy);
+}
 }  // namespace detail
 
 // elu(x) = x for x > 0, alpha (e^x - 1) otherwise; elu'(x) = alpha e^x = y + alpha on the left.
@@ -50,7 +63,8 @@ struct elu {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::constant<V>(alpha),
+                                               math::c<V>(1));
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
@@ -77,7 +91,8 @@ struct selu {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return detail::exponential_linear_backward(x, dy, lambda<V>(), lambda_alpha<V>(),
+                                               math::c<V>(1));
   }
   // y <= 0: f' = lambda alpha e^x = y + lambda alpha, with lambda alpha carried as hi + lo:
   // y + hi is exact where y saturates towards -lambda alpha, so only y's own rounding remains.
@@ -129,7 +144,8 @@ struct celu {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return detail::exponential_linear_backward(
+        x, dy, math::c<V>(1), math::double_float<V>{math::c<V>(1), V(0)}, math::c<V>(alpha));
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {

@@ -38,6 +38,16 @@ inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
   V const right_value = math::select(minus == V(0), plus, bracket * plus);
   return math::select(right, right_value, left);
 }
+// dy times x_sigmoid_derivative(z, slope_x) = `common`, rounded once also far in the left tail.
+template <real_value V>
+inline V x_sigmoid_derivative_times(V common, V z, V slope_x, V dy) noexcept {
+  auto tail = [](V arg, V arg_slope, V factor) {
+    auto p = math::fast::logistic<math::exp_range::product>(arg);
+    V const kr = math::fma(arg_slope, p.positive(), math::c<V>(1)) * p.r;
+    return math::scale_times(math::fma(kr, p.m, kr), p.n, factor);
+  };
+  return math::with_product_tail(dy * common, z, tail, z, slope_x, dy);
+}
 }  // namespace detail
 
 // sigmoid(x) = 1 / (1 + e^-x) from e^-|x|; sigmoid' = e / (1 + e)^2, y (1 - y) from y.
@@ -54,7 +64,7 @@ struct sigmoid {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return math::fast::slope_times(derivative(x), x, dy, math::c<V>(1));
   }
   // From the output the math is the default tier's (nothing there to make faster).
   template <real_value V>
@@ -81,7 +91,7 @@ struct tanh {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return math::fast::slope_times(derivative(x), x + x, dy, math::c<V>(4));
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
@@ -110,7 +120,8 @@ struct swish {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const z = x * math::c<V>(beta);
+    return detail::x_sigmoid_derivative_times(derivative(x), z, z, dy);
   }
 };
 
@@ -128,7 +139,7 @@ struct silu {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return detail::x_sigmoid_derivative_times(derivative(x), x, x, dy);
   }
 };
 
@@ -147,7 +158,8 @@ struct gelu_quick {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const z = x * math::c<V>(math::gelu_quick_k);
+    return detail::x_sigmoid_derivative_times(derivative(x), z, z, dy);
   }
 };
 
@@ -168,7 +180,8 @@ struct gelu_tanh {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const slope = math::fma(math::c<V>(3 * c3), x * x, math::c<V>(c1));
+    return detail::x_sigmoid_derivative_times(derivative(x), argument(x), x * slope, dy);
   }
 
  private:

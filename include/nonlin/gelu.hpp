@@ -46,9 +46,15 @@ struct gelu_exact {
                                            R::gelu_exact_root_hi, R::gelu_exact_root_lo,
                                            R::gelu_exact_ratio)};
   }
+  // dy gelu_exact'(x), rounded once also where gelu_exact'(x) alone is below the normal range.
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return backward_given_derivative(x, derivative(x), dy);
+  }
+  // backward(x, dy) from derivative(x) already evaluated (the gated units' single evaluation).
+  template <real_value V>
+  V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+    return math::normal_slope_times(derivative, x, dy);
   }
 };
 
@@ -70,9 +76,10 @@ struct gelu_tanh {
                                  R::gelu_tanh_root_lo, R::gelu_tanh_ratio,
                                  math::x_sigmoid_root_window);
   }
+  // dy gelu_tanh'(x), rounded once also where gelu_tanh'(x) alone is below the normal range.
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return math::x_sigmoid_derivative_times(derivative(x), argument(x), one_plus_x_slope(x), dy);
   }
 
  private:

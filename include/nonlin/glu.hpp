@@ -81,7 +81,8 @@ struct gated {
     if constexpr (requires { act.value_and_derivative(gate); }) {
       // One evaluation for act and act' (gelu_exact); the same bits as act.backward.
       auto both = act.value_and_derivative(gate);
-      V const d_gate = math::select(overflowed, dy, product) * both.derivative;
+      V const d_gate = act.backward_given_derivative(gate, both.derivative,
+                                                     math::select(overflowed, dy, product));
       return {dy * both.value, math::select(overflowed, d_gate * value, d_gate)};
     } else {
       V const d_gate = act.backward(gate, math::select(overflowed, dy, product));

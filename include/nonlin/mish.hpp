@@ -50,11 +50,7 @@ struct mish {
     V const d_right = math::fma(two_e, one + e, one);
     V const right =
         math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
-    V const inner = math::fma(e + math::c<V>(4), e, math::c<V>(6) + four_x);  // 6 + 4x + 4e + e^2
-    V const bracket = math::fma(inner, e, math::c<V>(4) * (one + x));
-    V const left = math::times(
-        split,
-        math::quotient_by_square_hi_lo(math::double_float<V>{bracket, V(0)}, denominator_left(e)));
+    V const left = math::times(split, left_over_e(x, e));
     // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),
                                    math::select(split.vanished(), V(0), left));
@@ -62,12 +58,28 @@ struct mish {
     return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::mish_root_hi,
                                  R::mish_root_lo, R::mish_ratio);
   }
+  // dy mish'(x), rounded once also where mish'(x) alone is below the normal range.
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    // The tail lanes are those with x < normal_arg < 0, where e^-|x| = e^x.
+    auto tail = [](V arg, V factor) {
+      auto split = math::exp_split_nonpositive<math::exp_range::product>(arg);
+      V const e = math::exp_split<V>{split.m, split.m_lo, math::value_exponent(split.n)}.value();
+      return math::scale_times(math::unscaled_times(split, left_over_e(arg, e)), split.n, factor);
+    };
+    return math::with_product_tail(dy * derivative(x), x, tail, x, dy);
   }
 
  private:
+  // mish'(x) / e for x < 0, e = e^x: (4(1 + x) + e (6 + 4x + 4e + e^2)) / N^2 as hi + lo.
+  template <real_value V>
+  static math::double_float<V> left_over_e(V x, V e) noexcept {
+    V const four_x = x * math::c<V>(4);
+    V const inner = math::fma(e + math::c<V>(4), e, math::c<V>(6) + four_x);  // 6 + 4x + 4e + e^2
+    V const bracket = math::fma(inner, e, math::c<V>(4) * (math::c<V>(1) + x));
+    return math::quotient_by_square_hi_lo(math::double_float<V>{bracket, V(0)},
+                                          denominator_left(e));
+  }
   // N = e (e + 2) + 2 as hi + lo (e + 2 exact as a two_sum, the product exact as a
   // two_product; the small cross term e * lo(e + 2) is kept to first order).
   template <real_value V>

@@ -25,9 +25,10 @@ struct sigmoid {
   V derivative(V x) const noexcept {
     return math::sigmoid_derivative(x);
   }
+  // dy sigma'(x) rounded once, also where sigma'(x) alone is below the normal range.
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return math::sigmoid_derivative_times(x, dy);
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
@@ -54,7 +55,7 @@ struct log_sigmoid {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return math::sigmoid_times(math::neg(x), dy);
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
@@ -92,7 +93,8 @@ struct softplus {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const z = x * math::c<V>(beta);
+    return math::select(z > linear_from<V>(), dy, math::sigmoid_times(z, dy));
   }
   // The linear piece starts at y = softplus(threshold) / beta, not at threshold / beta.
   template <real_value V>

@@ -30,14 +30,27 @@ inline V swish_forward(V x, math::double_double beta) noexcept {
 // silu'(z) = sigmoid(z) (1 + z sigmoid(-z)), z = beta x; near its zero z0 = -1.2785 from the
 // fitted ratio.
 template <real_value V>
-inline V swish_derivative(V x, math::double_double beta) noexcept {
+inline math::double_float<V> one_plus_argument(math::double_float<V> z) noexcept {
+  auto sum = math::two_sum(math::c<V>(1), z.hi);
+  sum.lo = sum.lo + z.lo;
+  return sum;
+}
+template <real_value V>
+inline V swish_derivative(math::double_float<V> z) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
-  auto z = scaled_argument(x, beta);
-  auto one_plus_z = math::two_sum(math::c<V>(1), z.hi);
-  one_plus_z.lo = one_plus_z.lo + z.lo;
-  V const generic = math::x_sigmoid_derivative(z, one_plus_z);
+  V const generic = math::x_sigmoid_derivative(z, one_plus_argument(z));
   return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
                                math::x_sigmoid_root_window);
+}
+template <real_value V>
+inline V swish_derivative(V x, math::double_double beta) noexcept {
+  return swish_derivative(scaled_argument(x, beta));
+}
+// dy swish'(x), rounded once also where swish'(x) alone is below the normal range.
+template <real_value V>
+inline V swish_backward(V x, math::double_double beta, V dy) noexcept {
+  auto z = scaled_argument(x, beta);
+  return math::x_sigmoid_derivative_times(swish_derivative(z), z, one_plus_argument(z), dy);
 }
 }  // namespace detail
 
@@ -58,7 +71,7 @@ struct swish {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return detail::swish_backward(x, {beta, 0.0}, dy);
   }
 };
 
@@ -76,7 +89,7 @@ struct silu {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return swish{}.backward(x, dy);
   }
 };
 
@@ -97,7 +110,7 @@ struct gelu_quick {
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return detail::swish_backward(x, slope(), dy);
   }
 
  private:

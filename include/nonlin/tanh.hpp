@@ -3,6 +3,7 @@
 // The odd sigmoids of range (-1, 1) with slope 1 at 0: tanh, and softsign x / (1 + |x|), which
 // approaches +-1 polynomially instead of exponentially.
 
+#include <cmath>
 #include <limits>
 
 #include "concepts.hpp"
@@ -25,9 +26,11 @@ struct tanh {
   V derivative(V x) const noexcept {
     return math::tanh_derivative(x);
   }
+  // dy tanh'(x) rounded once, also where tanh'(x) alone is below the normal range
+  // (tanh.backward(89, FLT_MAX) = 6.8e-39).
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    return math::tanh_derivative_times(x, dy);
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
@@ -62,9 +65,16 @@ struct softsign {
         math::square_hi_lo(math::quotient_hi_lo(math::c<V>(1), math::two_sum(a, math::c<V>(1))));
     return r.hi + r.lo;
   }
+  // dy / (1 + |x|)^2 rounded once also where the derivative alone is below the normal range
+  // (|x| > 2^63 in float, 2^511 in double): there (dy q) q + 2 (dy q) q_lo, q = 1 / (1 + |x|).
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return dy * derivative(x);
+    V const common = dy * derivative(x);
+    V const a = math::abs(x);
+    if (!math::any(a > far<V>())) [[likely]] {
+      return common;
+    }
+    return far_backward(a, dy, common);
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
@@ -74,6 +84,21 @@ struct softsign {
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
+  }
+
+ private:
+  template <real_value V>
+  NONLIN_COLD static V far_backward(V a, V dy, V common) noexcept {
+    auto q = math::quotient_hi_lo(math::c<V>(1), math::two_sum(a, math::c<V>(1)));
+    V const p = dy * q.hi;
+    return math::select(a > far<V>(), math::fma(p, q.hi, (p + p) * q.lo), common);
+  }
+  // 2^59 (float) / 2^507 (double): beyond, 1 / (1 + |x|)^2 < 2^-118 / 2^-1014 nears the end of
+  // the normal range.
+  template <real_value V>
+  static V far() noexcept {
+    using T = scalar_t<V>;
+    return V(std::ldexp(T(1), std::numeric_limits<T>::max_exponent / 2 - 4));
   }
 };
 

@@ -56,8 +56,11 @@
 // Helpers called from other loops (the softmax drivers) are named with NONLIN_ALWAYS_INLINE.
 #if defined(__GNUC__) || defined(__clang__)
 #define NONLIN_ALWAYS_INLINE inline __attribute__((always_inline))
+// A rarely taken path kept out of the hot loop's registers and code (math::with_product_tail).
+#define NONLIN_COLD inline __attribute__((noinline, cold))
 #else
 #define NONLIN_ALWAYS_INLINE inline
+#define NONLIN_COLD inline
 #endif
 namespace nonlin::math::arch {
 

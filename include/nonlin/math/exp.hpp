@@ -31,7 +31,11 @@ template <>
 struct exp_constants<float> {
   static constexpr float magic = 0x1.8p23f;  // 1.5 * 2^23: adding it rounds to an integer
   static constexpr float log2e = 0x1.715476p+0f;
-  static constexpr float min_arg = -115.0f;   // below, e^x * K is 0 for every |K| < 2^16
+  static constexpr float min_arg = -115.0f;  // below, e^x * K is 0 for every |K| < 2^16
+  // A backward's products dy K e^x: below -200, 0 for every finite dy and |K| < 2^6 (2^-288.5).
+  static constexpr float product_min_arg = -200.0f;
+  // Above, K e^x with K >= 2^-3 is a normal number (2^-119): the products need no care.
+  static constexpr float normal_arg = -82.0f;
   static constexpr float max_arg = 89.0f;     // above, e^x overflows
   static constexpr float expm1_low = -18.0f;  // below, e^x - 1 rounds to -1
   static constexpr std::int32_t bias = 127;
@@ -52,6 +56,10 @@ struct exp_constants<double> {
   static constexpr double magic = 0x1.8p52;
   static constexpr double log2e = 0x1.71547652b82fep+0;
   static constexpr double min_arg = -760.0;
+  // e^-1460 = 2^-2106.3. Without an FMA unit n ln2_head is exact only for |n| < 2^11: there
+  // the products stop at -1418 (2^-2045.8), so dy K e^x is kept for |dy K| < 2^970.
+  static constexpr double product_min_arg = NONLIN_HAS_FMA ? -1460.0 : -1418.0;
+  static constexpr double normal_arg = -703.0;  // 2^-1014
   static constexpr double max_arg = 710.0;
   static constexpr double expm1_low = -38.0;
   static constexpr std::int64_t bias = 1023;
@@ -136,6 +144,71 @@ inline V scale(V const& y, V const& n) noexcept {
   }
 }
 
+// The range an exp is evaluated for: `value` where e^x itself (or e^x K, |K| < 2^16) is the
+// result, so that below min_arg it is 0; `product` for the products dy f'(x) of a backward, whose
+// factor e^x may lie far below the smallest subnormal while dy e^x K is still a normal number
+// (tanh.backward(89, FLT_MAX) = 6.8e-39, while tanh'(89) rounds to 0): clamped at
+// product_min_arg, with n down to -289 (float) / -2046 (double), which math::scale cannot apply
+// in one step without AVX-512 (scale_times and value_exponent below can).
+enum class exp_range { value, product };
+
+// The exponent with which the value of a `product`-range e^x is formed: clamped where 2^n alone
+// is below every subnormal (the value is 0 either way), so that math::scale's two factors stay
+// normal.
+template <real_value V>
+inline V value_exponent(V const& n) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  return math::clamp_below(n, V(scalar_t<V>(-2 * (K::bias - 2))));
+}
+
+// dy (y 2^n) rounded once where the product is a normal number, also where y 2^n alone is not
+// (n integral, >= -2 (bias - 1) - bias + mantissa bits; 2^-mantissa bits <= |y| < 2^64): y 2^n'
+// first, with n' = max(n, -(bias - mantissa bits - 1)) keeping it normal and its product with
+// any finite dy finite, then the rest of 2^n (exact unless the result is subnormal, then rounded
+// once more: at most an ulp of the smallest subnormal). Where
+// n >= n' the result is dy * scale(y, n), bit for bit: only the batches with a lane below take
+// the second scale (a branch on the whole batch).
+template <real_value V>
+inline V scale_times(V const& y, V const& n, V const& dy) noexcept {
+  using T = scalar_t<V>;
+  using K = detail::exp_constants<T>;
+  V const lowest(T(-(K::bias - K::mantissa_bits - 1)));
+  if (!math::any(n < lowest)) [[likely]] {
+    return dy * math::scale(y, n);
+  }
+  V const first = math::clamp_below(n, lowest);
+  return math::scale(dy * math::scale(y, first), n - first);
+}
+
+// dy f'(x) for a derivative whose factor e^a (a <= 0, its exp's argument) may leave f'(x) below
+// the normal range: `common` (dy times the rounded f'(x)) wherever a >= normal_arg, where f' is a
+// normal number; on the lanes product_min_arg <= a < normal_arg, tail(args...): the same formula
+// evaluated with the exp of the product range and dy multiplied in before the final scale
+// (scale_times). Below product_min_arg dy f' is 0 for every finite dy: common's dy * 0 (NaN for
+// an infinite dy, as at x = +-inf). One compare and a branch per batch in the hot loop.
+// The tail runs out of line, marked cold, on arguments passed by value: inlined, or given its
+// inputs through a closure's references, it cost the hot loop 5-13% (6 zmm stores a batch to
+// keep the referenced values in memory, and register pressure across the four batches of an
+// iteration), though it never runs there.
+namespace detail {
+template <real_value V, class Tail, class... Args>
+NONLIN_COLD V product_tail(V common, V a, Tail tail, Args... args) noexcept {
+  using K = exp_constants<scalar_t<V>>;
+  return math::select(math::both(a < V(K::normal_arg), a >= V(K::product_min_arg)), tail(args...),
+                      common);
+}
+}  // namespace detail
+
+template <real_value V, class Tail, class... Args>
+inline V with_product_tail(V const& common, V const& a, Tail tail, Args const&... args) noexcept {
+  static_assert(std::is_empty_v<Tail>, "the tail takes its inputs as arguments, not captures");
+  using K = detail::exp_constants<scalar_t<V>>;
+  if (!math::any(a < V(K::normal_arg))) [[likely]] {
+    return common;
+  }
+  return detail::product_tail(common, a, tail, args...);
+}
+
 // The reduced argument of e^x: x = n ln2 + r + lo, n integral, |r| <= ln2/2 (x clamped first);
 // lo, what rounding r lost, is reduction_error's, for the callers that keep it. (Two members:
 // GCC 12 left a dead zmm store per batch for a third one that the caller did not use.)
@@ -195,7 +268,9 @@ struct exp_split {
   V m_lo;
   V n;
 
-  V times(V const& k) const noexcept { return math::scale(k + math::fma(k, m, k * m_lo), n); }
+  V times(V const& k) const noexcept { return math::scale(unscaled_times(k), n); }
+  // k e^x before the scale 2^n (for scale_times).
+  V unscaled_times(V const& k) const noexcept { return k + math::fma(k, m, k * m_lo); }
   V value() const noexcept { return math::scale(math::c<V>(1) + (m + m_lo), n); }
   mask_t<V> vanished() const noexcept { return m == math::c<V>(-1); }
 };
@@ -205,17 +280,28 @@ struct exp_split {
 // below 2^-38 of an ulp). Subnormal results round twice (the sum, then the scale): at most one
 // ulp of 2^-149.
 template <real_value V>
-inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
+inline V unscaled_times(exp_split<V> const& e, double_float<V> const& k) noexcept {
   V const low = math::fma(k.lo, e.m, math::fma(k.hi, e.m_lo, k.lo));
-  return math::scale(k.hi + math::fma(k.hi, e.m, low), e.n);
+  return k.hi + math::fma(k.hi, e.m, low);
+}
+
+template <real_value V>
+inline V times(exp_split<V> const& e, double_float<V> const& k) noexcept {
+  return math::scale(math::unscaled_times(e, k), e.n);
 }
 
 namespace detail {
-template <bool with_lo, real_value V>
+// The lowest argument of an exp of range R.
+template <exp_range R, class T>
+inline constexpr T lowest_arg =
+    R == exp_range::value ? exp_constants<T>::min_arg : exp_constants<T>::product_min_arg;
+
+template <bool with_lo, exp_range R, real_value V>
 inline exp_split<V> exp_split_nonpositive(V const& x, V const& lo) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
-  auto below = x < V(K::min_arg);
-  V const xc = math::select(below, V(K::min_arg), x);
+  V const lowest(lowest_arg<R, scalar_t<V>>);
+  auto below = x < lowest;
+  V const xc = math::select(below, lowest, x);
   auto reduction = math::reduce_exp_clamped(xc);
   V const r = reduction.r;
   V low = math::reduction_error(xc, reduction);
@@ -249,40 +335,45 @@ struct exp_scaled {
 
 // e^x k for k = k.hi + k.lo and the lean exp: k.hi + (k.hi m + (k.lo m + k.lo)).
 template <real_value V>
+inline V unscaled_times(exp_scaled<V> const& e, double_float<V> const& k) noexcept {
+  return k.hi + math::fma(k.hi, e.m, math::fma(k.lo, e.m, k.lo));
+}
+
+template <real_value V>
 inline V times(exp_scaled<V> const& e, double_float<V> const& k) noexcept {
-  return math::scale(k.hi + math::fma(k.hi, e.m, math::fma(k.lo, e.m, k.lo)), e.n);
+  return math::scale(math::unscaled_times(e, k), e.n);
 }
 
 // e^(x + lo) for x <= max_arg (or NaN) as exp_scaled: lo is folded into the reduced argument
 // (one addition; leaving it out costs 64-196 ulp where x is a rounded product), the clamp below
 // is one max; below it lo (up to half an ulp of a huge x) is dropped.
-template <real_value V>
+template <exp_range R = exp_range::value, real_value V>
 inline exp_scaled<V> exp_scaled_nonpositive(V const& x, V const& lo) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, V(K::min_arg)));
-  V const kept = math::select(x < V(K::min_arg), V(0), lo);
+  V const lowest(detail::lowest_arg<R, scalar_t<V>>);
+  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, lowest));
+  V const kept = math::select(x < lowest, V(0), lo);
   return {math::expm1_reduced(reduction.r + kept), reduction.n};
 }
 
-template <real_value V>
+template <exp_range R = exp_range::value, real_value V>
 inline exp_scaled<V> exp_scaled_nonpositive(V const& x) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, V(K::min_arg)));
+  V const lowest(detail::lowest_arg<R, scalar_t<V>>);
+  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, lowest));
   return {math::expm1_reduced(reduction.r), reduction.n};
 }
 
 // e^(x + lo) where it cannot overflow (x <= max_arg, or NaN): the exps of the activations, whose
 // arguments are <= 0 (-|z|, -h^2/2, z - max). No upper clamp and no infinity to mark, two
 // compares and two selects less. Below min_arg, m = -1 (exp_split::vanished).
-template <real_value V>
+template <exp_range R = exp_range::value, real_value V>
 inline exp_split<V> exp_split_nonpositive(V const& x, V const& lo) noexcept {
-  return detail::exp_split_nonpositive<true>(x, lo);
+  return detail::exp_split_nonpositive<true, R>(x, lo);
 }
 
 // The same without a low part (one addition less).
-template <real_value V>
+template <exp_range R = exp_range::value, real_value V>
 inline exp_split<V> exp_split_nonpositive(V const& x) noexcept {
-  return detail::exp_split_nonpositive<false>(x, V(0));
+  return detail::exp_split_nonpositive<false, R>(x, V(0));
 }
 
 // e^x, within 1 ulp; 0 at -inf, +inf at +inf (e^max_arg overflows), NaN for NaN.

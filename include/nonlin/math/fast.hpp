@@ -55,14 +55,28 @@ struct logistic_parts {
   }
 };
 
-template <real_value V>
+// R = product: for a backward's products far in the tails (math::with_product_tail), where
+// dy sigma'(z) = scale_times((1 + m) r r, n, dy).
+template <exp_range R = exp_range::value, real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
-  using K = math::detail::exp_constants<scalar_t<V>>;
-  V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
+  V const a =
+      math::clamp_below(math::neg(math::abs(z)), V(math::detail::lowest_arg<R, scalar_t<V>>));
   auto reduction = math::reduce_exp_clamped(a);
   V const m = math::expm1_reduced(reduction.r);
-  V const e = math::scale(m + math::c<V>(1), reduction.n);
+  V const n = R == exp_range::value ? reduction.n : math::value_exponent(reduction.n);
+  V const e = math::scale(m + math::c<V>(1), n);
   return {a, m, reduction.n, e, fast::reciprocal(e + math::c<V>(1))};
+}
+
+// dy c sigma'(z) for a derivative `common` = c sigma'(z) (c a power of two), rounded once also
+// far in the tails.
+template <real_value V>
+inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of_two) noexcept {
+  auto tail = [](V arg, V factor, V power) {
+    auto p = fast::logistic<exp_range::product>(arg);
+    return math::scale_times(power * (((p.m + math::c<V>(1)) * p.r) * p.r), p.n, factor);
+  };
+  return math::with_product_tail(dy * common, math::neg(math::abs(z)), tail, z, dy, power_of_two);
 }
 
 // sigma(z) and sigma(-z) for the sign of z.

@@ -166,6 +166,34 @@ inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcep
   return math::times(e, k);
 }
 
+// dy c sigma'(z) rounded once (math::with_product_tail).
+template <real_value V>
+inline V sigmoid_derivative_times(V const& z, V const& dy,
+                                  V const& power_of_two = c<V>(1)) noexcept {
+  V const a = math::neg(math::abs(z));
+  auto tail = [](V arg, V factor, V power) {
+    auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
+    auto value = math::exp_hi_lo(exp_scaled<V>{e.m, math::value_exponent(e.n)});
+    auto k = math::constant_by_square_hi_lo(power, math::one_plus(value));
+    return math::scale_times(math::unscaled_times(e, k), e.n, factor);
+  };
+  return math::with_product_tail(dy * math::sigmoid_derivative(z, power_of_two), a, tail, a, dy,
+                                 power_of_two);
+}
+
+// dy sigma(z) rounded once: sigma(z) = e / (1 + e) is below the normal range for z < -87 (float).
+template <real_value V>
+inline V sigmoid_times(V const& z, V const& dy) noexcept {
+  // The tail lanes are those with z < normal_arg < 0, where -|z| = z.
+  auto tail = [](V arg, V factor) {
+    auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
+    V const unscaled = math::c<V>(1) + e.m;
+    V const value = math::scale(unscaled, math::value_exponent(e.n));
+    return math::scale_times(math::divide_by_one_plus(unscaled, value), e.n, factor);
+  };
+  return math::with_product_tail(dy * math::sigmoid(z), z, tail, math::neg(math::abs(z)), dy);
+}
+
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|).
 template <real_value V>
 inline V softplus(V const& z) noexcept {
@@ -244,14 +272,18 @@ inline V x_sigmoid(V const& x, V const& z) noexcept {
 // that the ratio runs on about one batch in a hundred (math::patch_near_root's branch).
 inline constexpr root_window x_sigmoid_root_window{-0.005, 0.005};
 
-template <real_value V>
-inline V x_sigmoid_derivative(double_float<V> const& z,
-                              double_float<V> const& one_plus_slope) noexcept {
+namespace detail {
+// R = value: the derivative; R = product: dy times it on the left (z < 0), for
+// with_product_tail.
+template <exp_range R, real_value V>
+inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& one_plus_slope,
+                              V const& dy) noexcept {
   V const one(scalar_t<V>(1));
   using K = detail::exp_constants<scalar_t<V>>;
   auto a = math::minus_abs(z);
-  auto e = math::exp_split_nonpositive(a.hi, a.lo);
-  auto ev = math::exp_hi_lo(e);
+  auto e = math::exp_split_nonpositive<R>(a.hi, a.lo);
+  auto ev = math::exp_hi_lo(
+      R == exp_range::value ? e : exp_split<V>{e.m, e.m_lo, math::value_exponent(e.n)});
   auto d = math::one_plus(ev);
   // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
   // 1 + e (1 + x z') as hi + lo: e (1 + x z') <= 1.6 for every caller, so 1 - hi is exact.
@@ -268,8 +300,30 @@ inline V x_sigmoid_derivative(double_float<V> const& z,
       math::select(right, math::select(vanished_right, one, product_hi), numerator.hi),
       math::select(right, math::select(vanished_right, V(0), product_lo), numerator.lo)};
   auto q = math::quotient_by_square_hi_lo(chosen, d);
-  V const left = math::select(a.hi < V(K::min_arg), V(0), math::times(e, q));
-  return math::select(right, q.hi + q.lo, left);
+  if constexpr (R == exp_range::product) {
+    return math::scale_times(math::unscaled_times(e, q), e.n, dy);
+  } else {
+    V const left = math::select(a.hi < V(K::min_arg), V(0), math::times(e, q));
+    return math::select(right, q.hi + q.lo, left);
+  }
+}
+}  // namespace detail
+
+template <real_value V>
+inline V x_sigmoid_derivative(double_float<V> const& z,
+                              double_float<V> const& one_plus_slope) noexcept {
+  return detail::x_sigmoid_derivative<exp_range::value>(z, one_plus_slope, V(0));
+}
+
+// dy times a derivative `common` that is x_sigmoid_derivative(z, one_plus_slope) (patched near
+// its root), rounded once also far in the left tail (with_product_tail).
+template <real_value V>
+inline V x_sigmoid_derivative_times(V const& common, double_float<V> const& z,
+                                    double_float<V> const& one_plus_slope, V const& dy) noexcept {
+  auto tail = [](double_float<V> arg, double_float<V> bracket, V factor) {
+    return detail::x_sigmoid_derivative<exp_range::product>(arg, bracket, factor);
+  };
+  return math::with_product_tail(dy * common, z.hi, tail, z, one_plus_slope, dy);
 }
 
 // tanh |x| = m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0, and m's error is damped
@@ -299,6 +353,13 @@ template <real_value V>
 inline V tanh_derivative(V const& x) noexcept {
   V const a = math::abs(x);
   return math::sigmoid_derivative(a + a, c<V>(4));
+}
+
+// dy tanh'(x) rounded once.
+template <real_value V>
+inline V tanh_derivative_times(V const& x, V const& dy) noexcept {
+  V const a = math::abs(x);
+  return math::sigmoid_derivative_times(a + a, dy, c<V>(4));
 }
 
 }  // namespace nonlin::math

@@ -91,23 +91,34 @@ struct normal_at {
   V cdf_plus_x_pdf;  // Phi(x) + x phi(x), the derivative of x Phi(x)
 };
 
+namespace detail {
+// The pieces of the tails at a = |x| (clamped where every tail result is 0 or 1, so that a^2
+// stays finite): y = 1/a, g = a m(a) / sqrt(2 pi), a^2 = h + l exactly, and one e^(-(h + l)/2)
+// of range R for all of them.
 template <real_value V>
-NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
+struct normal_tail {
+  V y;
+  V g_scaled;
+  V h;
+  V l;
+  exp_split<V> e;
+
+  // phi(a) y (g - a^2) = Phi(x) + x phi(x) for x = -a, before the exp's final scale.
+  V slope_left_unscaled() const noexcept {
+    V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
+    return e.unscaled_times(y * math::fma(math::neg(h), inv_sqrt_2pi_v,
+                                          math::fma(math::neg(l), inv_sqrt_2pi_v, g_scaled)));
+  }
+};
+
+template <exp_range R, real_value V>
+NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
   using T = scalar_t<V>;
   using Tables = tables::normal<T>;
   constexpr std::size_t octaves = Tables::mills_tail.size();
-  V const one(T(1));
-  V const a = math::abs(x);
-
-  // Central piece.
-  V const central_p =
-      math::horner(math::fma(x * x, math::c<V>(2), math::c<V>(-1)), Tables::phi_central[0]);
-  V const central_cdf = math::fma(x, central_p, math::c<V>(0.5));
-
-  // Tails. Beyond the last octave every tail result is 0 or 1: clamp so that a^2 stays finite.
   constexpr T last_a = T(std::size_t{1} << (octaves));
   V const at = math::clamp_above(a, V(last_a));
-  V const y = one / at;
+  V const y = math::c<V>(1) / at;
   V const exponent = math::biased_exponent<V>(math::as_bits(y));
   // y in [2^-(j+1), 2^-j) has biased exponent bias - 1 - j.
   V const j = math::clamp_above(
@@ -116,18 +127,31 @@ NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
   V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
   V const g = math::piecewise_horner<Tables::mills_tail>(t, j);  // a m(a)
   auto a2 = math::two_product(at, at);                           // a^2 = h + l exactly
-  V const h = a2.hi;
-  V const l = a2.lo;
-  V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
-  // One e^(-(h + l)/2) for all four results; each factor goes in before the final scale.
-  auto e = math::exp_split_nonpositive(h * math::c<V>(-0.5), l * math::c<V>(-0.5));
-  // Phi(-a) = phi(a) g / a; a Phi(-a) = phi(a) g; phi(a) (g/a - a) = phi(a) y (g - a^2).
-  V const g_scaled = g * inv_sqrt_2pi_v;
-  V const pdf = e.times(inv_sqrt_2pi_v);  // phi(x) for |x| <= 16 (0 beyond)
-  V const tail = e.times(g_scaled * y);
-  V const a_tail = e.times(g_scaled);
-  V const slope_left = e.times(y * math::fma(math::neg(h), inv_sqrt_2pi_v,
-                                             math::fma(math::neg(l), inv_sqrt_2pi_v, g_scaled)));
+  auto e = math::exp_split_nonpositive<R>(a2.hi * math::c<V>(-0.5), a2.lo * math::c<V>(-0.5));
+  return {y, g * math::c<V>(inv_sqrt_2pi), a2.hi, a2.lo, e};
+}
+}  // namespace detail
+
+template <real_value V>
+NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
+  using T = scalar_t<V>;
+  using Tables = tables::normal<T>;
+  V const one(T(1));
+  V const a = math::abs(x);
+
+  // Central piece.
+  V const central_p =
+      math::horner(math::fma(x * x, math::c<V>(2), math::c<V>(-1)), Tables::phi_central[0]);
+  V const central_cdf = math::fma(x, central_p, math::c<V>(0.5));
+
+  // Tails: Phi(-a) = phi(a) g / a; a Phi(-a) = phi(a) g; phi(a) (g/a - a) = phi(a) y (g - a^2),
+  // each factor folded in before the exp's final scale.
+  auto tail_pieces = detail::normal_tail_at<exp_range::value>(a);
+  auto const& e = tail_pieces.e;
+  V const pdf = e.times(math::c<V>(inv_sqrt_2pi));  // phi(x) within the clamp (0 beyond)
+  V const tail = e.times(tail_pieces.g_scaled * tail_pieces.y);
+  V const a_tail = e.times(tail_pieces.g_scaled);
+  V const slope_left = math::scale(tail_pieces.slope_left_unscaled(), e.n);
 
   auto central = a <= one;
   auto negative = x < V(0);
@@ -140,6 +164,20 @@ NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
   V const right = math::select(pdf == V(0), out.cdf, math::fma(x, pdf, out.cdf));
   out.cdf_plus_x_pdf = math::select(math::both(negative, !central), slope_left, right);
   return out;
+}
+
+// dy (Phi(x) + x phi(x)) for a derivative `common` that is that derivative (patched near its
+// root), rounded once also far in the left tail, where the derivative alone is below the
+// normal range (math::with_product_tail on the exp's argument -x^2 / 2).
+template <real_value V>
+inline V normal_slope_times(V const& common, V const& x, V const& dy) noexcept {
+  // -x^2 / 2 on the left, > 0 on the right (whose derivative tends to 1).
+  V const a = x * math::abs(x) * math::c<V>(0.5);
+  auto tail = [](V arg, V factor) {
+    auto tail_pieces = detail::normal_tail_at<exp_range::product>(math::abs(arg));
+    return math::scale_times(tail_pieces.slope_left_unscaled(), tail_pieces.e.n, factor);
+  };
+  return math::with_product_tail(dy * common, a, tail, x, dy);
 }
 
 }  // namespace nonlin::math

@@ -21,7 +21,7 @@ struct normal<float> {
        -0x1.047128p-22f},
   }};
   // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
-  static constexpr std::array<std::array<float, 9>, 4> mills_tail = {{
+  static constexpr std::array<std::array<float, 9>, 5> mills_tail = {{
       // y in [0.5, 1.0): degree 8, max relative error 8.6e-10
       {0x1.7ba714p-1f, -0x1.80fb8ap-4f, 0x1.0a0a2ap-7f, 0x1.5cd142p-12f, -0x1.991d3ep-12f,
        0x1.0158a4p-13f, -0x1.d9cc8ap-16f, 0x1.537028p-18f, -0x1.2f4deap-21f},
@@ -34,6 +34,9 @@ struct normal<float> {
       // y in [0.0625, 0.125): degree 5, max relative error 6.4e-09
       {0x1.fb9d1ep-1f, -0x1.6cfc2cp-8f, -0x1.b701a8p-11f, 0x1.d4151ap-16f, 0x1.8231e8p-20f,
        -0x1.3765bp-23f, 0.0f, 0.0f, 0.0f},
+      // y in [0.03125, 0.0625): degree 4, max relative error 2.2e-08
+      {0x1.fee1ep-1f, -0x1.7b04ep-10f, -0x1.ec1332p-13f, 0x1.1052ccp-19f, 0x1.f9abd2p-25f, 0.0f,
+       0.0f, 0.0f, 0.0f},
   }};
 };
 
