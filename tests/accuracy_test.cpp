@@ -313,23 +313,33 @@ std::string camel_case(std::string_view name) {
   return out;
 }
 
-template <class Row>
-class accuracy_of_row : public ::testing::Test {
+// One test per catalog row running check<float, Row>() and check<double, Row>(): suite.<Name>,
+// or <suite>FastTier.<Name> for the fast tier's rows.
+template <class Row, auto check_float, auto check_double>
+class per_row_test : public ::testing::Test {
  public:
   void TestBody() override {
-    check_type<float, Row>();
-    check_type<double, Row>();
+    check_float();
+    check_double();
   }
 };
 
-[[maybe_unused]] bool const registered = [] {
-  catalog::for_each_row([]<class Row>() {
+template <template <class> class Test>
+void register_per_row(std::string const& suite) {
+  catalog::for_each_row([&]<class Row>() {
     bool const fast_tier = Row::level == catalog::tier::fast;
-    std::string const suite = fast_tier ? "AccuracyFastTier" : "Accuracy";
+    std::string const name = suite + (fast_tier ? "FastTier" : "");
     std::string const test = camel_case(Row::name);
-    ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            []() -> ::testing::Test* { return new accuracy_of_row<Row>; });
+    ::testing::RegisterTest(name.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                            []() -> ::testing::Test* { return new Test<Row>; });
   });
+}
+
+template <class Row>
+using accuracy_of_row = per_row_test<Row, check_type<float, Row>, check_type<double, Row>>;
+
+[[maybe_unused]] bool const registered = [] {
+  register_per_row<accuracy_of_row>("Accuracy");
   return true;
 }();
 
@@ -423,22 +433,11 @@ void check_backward_products() {
 }
 
 template <class Row>
-class backward_product_of_row : public ::testing::Test {
- public:
-  void TestBody() override {
-    check_backward_products<float, Row>();
-    check_backward_products<double, Row>();
-  }
-};
+using backward_product_of_row =
+    per_row_test<Row, check_backward_products<float, Row>, check_backward_products<double, Row>>;
 
 [[maybe_unused]] bool const registered_products = [] {
-  catalog::for_each_row([]<class Row>() {
-    bool const fast_tier = Row::level == catalog::tier::fast;
-    std::string const suite = fast_tier ? "BackwardProductFastTier" : "BackwardProduct";
-    std::string const test = camel_case(Row::name);
-    ::testing::RegisterTest(suite.c_str(), test.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                            []() -> ::testing::Test* { return new backward_product_of_row<Row>; });
-  });
+  register_per_row<backward_product_of_row>("BackwardProduct");
   return true;
 }();
 
