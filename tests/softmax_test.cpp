@@ -10,6 +10,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -667,6 +668,197 @@ TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
       }
     }
   }
+}
+
+// PyTorch's label_smoothing and class weights (cross_entropy_options), against values worked
+// out from PyTorch's definition in mpmath at 40 digits (the script is this comment's formula):
+//   hard: loss_n = (1 - e) w_k (-log p_k) + e / C sum_c w_c (-log p_c); mean / sum of w_k over
+//         the rows not ignored (the ignored row is left out of both terms: PyTorch issue 73205)
+//   soft: loss_n = sum_c w_c ((1 - e) q_c + e / C) (-log p_c); mean / rows
+// z = {{.3, -1, 2}, {1.5, .25, -.5}, {0, 4, 1}}, targets {2, 0, ignored}, w = {.5, 2, 1.25},
+// e = 0.1, q = {{.2, .3, .5}, {.6, .4, 0}, {.1, .1, .8}}.
+TEST(SoftmaxDouble, CrossEntropyLabelSmoothingAndWeightsAsPyTorch) {
+  std::vector<double> const z = {0.3, -1, 2, 1.5, 0.25, -0.5, 0, 4, 1};
+  std::vector<std::int64_t> const targets = {2, 0, -100};
+  std::vector<double> const w = {0.5, 2, 1.25};
+  std::vector<double> const q = {0.2, 0.3, 0.5, 0.6, 0.4, 0, 0.1, 0.1, 0.8};
+  struct worked {
+    char const* name;
+    bool soft;
+    bool weighted;
+    double smoothing;
+    std::array<double, 3> losses;
+    double sum;
+    double mean;
+  };
+  std::vector<worked> const cases = {
+      {"hard, smoothing",
+       false,
+       false,
+       0.1,
+       {0.36568743321172695, 0.46028519713613501, 0},
+       0.82597263034786196,
+       0.41298631517393098},
+      {"hard, weights",
+       false,
+       true,
+       0,
+       {0.26127595818132536, 0.17597593190140084, 0},
+       0.4372518900827262,
+       0.24985822290441497},
+      {"hard, both",
+       false,
+       true,
+       0.1,
+       {0.48960929151465869, 0.36903898835327763, 0},
+       0.85864827986793632,
+       0.49065615992453504},
+      {"soft, both",
+       true,
+       true,
+       0.1,
+       {2.2767181932564503, 1.4590929948067905, 3.1540215463634531},
+       6.8898327344266939,
+       2.2966109114755646},
+  };
+  for (worked const& c : cases) {
+    for (reduction red : {reduction::none, reduction::sum, reduction::mean}) {
+      std::vector<double> dz(z.size()), losses(3);
+      cross_entropy_options<double> const o{
+          .reduce = red,
+          .label_smoothing = c.smoothing,
+          .weight = c.weighted ? std::span<double const>(w) : std::span<double const>(),
+          .losses = std::span<double>(losses)};
+      double const loss =
+          c.soft ? softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                                         std::span<double const>(q), std::span<double>(dz), 3, o)
+                 : softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                                         std::span<std::int64_t const>(targets),
+                                         std::span<double>(dz), 3, o);
+      for (std::size_t r = 0; r < 3; ++r) {
+        EXPECT_NEAR(losses[r], c.losses[r], 4e-16 * std::max(1.0, c.losses[r])) << c.name;
+      }
+      double const expected = red == reduction::mean ? c.mean : c.sum;
+      if (red != reduction::none) {
+        EXPECT_NEAR(loss, expected, 4e-16 * expected) << c.name;
+      }
+      if (!c.soft) {  // the ignored row: gradient 0
+        for (std::size_t i = 6; i < 9; ++i) {
+          EXPECT_EQ(dz[i], 0.0) << c.name;
+        }
+      }
+    }
+  }
+}
+
+// The gradient is that of the loss returned, with weights and smoothing, hard (one row ignored)
+// and soft targets, sum and mean, several temperatures: central differences along a direction.
+TEST(SoftmaxDouble, CrossEntropyWeightedSmoothedGradientMatchesCentralDifferences) {
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0, 2);
+  std::size_t const rows = 4;
+  std::size_t const cols = 7;
+  std::vector<double> x(rows * cols), v(rows * cols), q(rows * cols), w(cols);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = normal(rng);
+    v[i] = normal(rng);
+    q[i] = std::abs(normal(rng)) / 5;  // rows that do not sum to 1
+  }
+  for (double& wc : w) {
+    wc = std::abs(normal(rng));
+  }
+  std::vector<std::int64_t> const targets = {3, -100, 0, 6};
+  for (double t : {0.7, 1.0, 2.0}) {
+    for (reduction red : {reduction::sum, reduction::mean}) {
+      for (bool soft : {false, true}) {
+        cross_entropy_options<double> const o{
+            .reduce = red, .label_smoothing = 0.2, .weight = std::span<double const>(w)};
+        auto loss_at = [&](double step, std::vector<double>* grad) {
+          std::vector<double> moved(x.size()), dz(x.size());
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            moved[i] = x[i] + step * v[i];
+          }
+          double const l = soft ? softmax_cross_entropy(
+                                      softmax{.temperature = t}, std::span<double const>(moved),
+                                      std::span<double const>(q), std::span<double>(dz), cols, o)
+                                : softmax_cross_entropy(softmax{.temperature = t},
+                                                        std::span<double const>(moved),
+                                                        std::span<std::int64_t const>(targets),
+                                                        std::span<double>(dz), cols, o);
+          if (grad != nullptr) {
+            *grad = dz;
+          }
+          return l;
+        };
+        std::vector<double> dz;
+        loss_at(0, &dz);
+        double const h = 1e-5;
+        double const cd = (loss_at(h, nullptr) - loss_at(-h, nullptr)) / (2 * h);
+        double analytic = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          analytic += dz[i] * v[i];
+        }
+        EXPECT_NEAR(analytic, cd, 1e-7 * std::max(1.0, std::abs(cd)))
+            << "T " << t << " soft " << soft;
+      }
+    }
+  }
+}
+
+// Bad weights and smoothing throw before anything is written; without them the new overloads
+// give the old ones' bits.
+TEST(SoftmaxDouble, CrossEntropyOptionsAreChecked) {
+  std::vector<double> const z = {0.3, -1, 2, 1.5, 0.25, -0.5};
+  std::vector<std::int64_t> const targets = {2, 0};
+  std::vector<double> dz(6, 7.0);
+  auto call = [&](cross_entropy_options<double> const& o) {
+    return softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                                 std::span<std::int64_t const>(targets), std::span<double>(dz), 3,
+                                 o);
+  };
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> const short_w = {1, 1};
+  std::vector<double> const negative_w = {1, -0.5, 1};
+  std::vector<double> const nan_w = {1, nan, 1};
+  std::vector<double> const inf_w = {1, 1, std::numeric_limits<double>::infinity()};
+  for (auto const& [o, message] :
+       std::vector<std::pair<cross_entropy_options<double>, std::string>>{
+           {{.label_smoothing = -0.1}, "label_smoothing must be in [0, 1], got -0.1"},
+           {{.label_smoothing = 1.5}, "got 1.5"},
+           {{.label_smoothing = nan}, "got nan"},
+           {{.weight = std::span<double const>(short_w)}, "weight has 2 elements but there are 3"},
+           {{.weight = std::span<double const>(negative_w)}, "weight[1] = -0.5"},
+           {{.weight = std::span<double const>(nan_w)}, "weight[1] = nan"},
+           {{.weight = std::span<double const>(inf_w)}, "weight[2] = inf"},
+       }) {
+    try {
+      call(o);
+      ADD_FAILURE() << "no exception for " << message;
+    } catch (std::invalid_argument const& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+    for (double d : dz) {
+      EXPECT_EQ(d, 7.0) << message;
+    }
+  }
+  // dz over the weights is rejected.
+  std::vector<double> both(9, 1.0);
+  EXPECT_THROW(
+      softmax_cross_entropy(
+          softmax{}, std::span<double const>(z), std::span<std::int64_t const>(targets),
+          std::span<double>(both).subspan(0, 6), 3,
+          cross_entropy_options<double>{.weight = std::span<double const>(both).subspan(4, 3)}),
+      std::invalid_argument);
+  // No weights, no smoothing: the same bits as the plain overload.
+  std::vector<double> dz_plain(6), dz_options(6);
+  double const plain = softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                                             std::span<std::int64_t const>(targets),
+                                             std::span<double>(dz_plain), 3, reduction::mean);
+  double const options = softmax_cross_entropy(
+      softmax{}, std::span<double const>(z), std::span<std::int64_t const>(targets),
+      std::span<double>(dz_options), 3, cross_entropy_options<double>{});
+  EXPECT_EQ(plain, options);
+  EXPECT_EQ(dz_plain, dz_options);
 }
 
 }  // namespace

@@ -2,9 +2,14 @@
 #pragma once
 // softmax + cross-entropy from logits, hard targets (a class per row, or ignore_index) and soft
 // targets (a distribution per row), with the loss reduced as none, sum or mean:
-//   loss = -sum q log p,  dz = (p sum q - q) / T  (/ rows that count, for mean; p - q where q
-//   sums to 1, as hard targets do)
-// p and log p come from the row's (max, compensated sum), as softmax.hpp computes them.
+//   loss = -sum a log p,  dz = (p sum a - a) / T  (p - a where a sums to 1)
+// with a row's target weights a = q (soft) or the one-hot of the class (hard), and, as PyTorch's
+// cross_entropy defines them, per-class weights w and label smoothing e:
+//   hard: a_c = w_c ((1 - e) [c = k] + e / C);  soft: a_c = w_c ((1 - e) q_c + e / C).
+// mean divides by the rows that count (hard: not ignore_index; soft: every row), and with
+// weights and hard targets by the sum of w over their classes (PyTorch's weighted mean); 0 where
+// nothing counts (PyTorch: NaN). Ignored rows are left out of the smoothing term too (PyTorch
+// issue 73205). p and log p come from the row's (max, compensated sum), as softmax.hpp computes.
 
 #include <algorithm>
 #include <cstddef>
@@ -13,6 +18,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -30,6 +36,16 @@
 namespace nonlin {
 
 enum class reduction { none, sum, mean };
+
+// PyTorch's knobs of cross_entropy, for the overloads that take them.
+template <real_scalar T>
+struct cross_entropy_options {
+  reduction reduce = reduction::mean;
+  std::int64_t ignore_index = -100;  // hard targets only
+  double label_smoothing = 0.0;      // e in [0, 1]
+  std::span<T const> weight = {};    // one per class, finite and >= 0; empty: all 1
+  std::span<T> losses = {};          // one per row (needed for reduction::none)
+};
 
 namespace detail {
 // What both kinds of targets check first: T, the rows layout of the logits, and dz their size
@@ -62,6 +78,36 @@ void require_losses(char const* where, std::span<T> losses, std::size_t rows, re
   require_disjoint<T, Q>(where, "losses", out, targets_name, targets);
 }
 
+// label_smoothing in [0, 1]; weight one finite, non-negative value per class, apart from the
+// outputs.
+template <class T>
+void require_cross_entropy_options(char const* where, cross_entropy_options<T> const& o,
+                                   std::size_t cols, std::span<T> dz) {
+  double const e = o.label_smoothing;
+  if (!(e >= 0.0 && e <= 1.0)) {
+    throw std::invalid_argument(std::string(where) + ": label_smoothing must be in [0, 1], got " +
+                                number_text(e));
+  }
+  if (o.weight.empty()) {
+    return;
+  }
+  if (o.weight.size() != cols) {
+    throw std::invalid_argument(std::string(where) + ": weight has " +
+                                std::to_string(o.weight.size()) + " elements but there are " +
+                                std::to_string(cols) + " classes");
+  }
+  for (std::size_t c = 0; c < cols; ++c) {
+    T const w = o.weight[c];
+    if (!(w >= T(0) && w <= std::numeric_limits<T>::max())) {
+      throw std::invalid_argument(std::string(where) + ": weight[" + std::to_string(c) +
+                                  "] = " + number_text(static_cast<double>(w)) +
+                                  " (class weights must be finite and >= 0)");
+    }
+  }
+  require_disjoint<T, T>(where, "dz", dz, "weight", o.weight);
+  require_disjoint<T, T>(where, "losses", std::span<T const>(o.losses), "weight", o.weight);
+}
+
 // Shared by hard and soft targets, row by row: the row's (max, sum) from the logits, the loss
 // from log p (read only), then dz from p itself (not exp(log p), which inherits log p's
 // absolute error |z - m| u / T as a relative one: 105-177 units of the condition at T = 0.1).
@@ -69,23 +115,35 @@ void require_losses(char const* where, std::span<T> losses, std::size_t rows, re
 // the rows. dz may be logits itself: each element is read before it is written.
 template <class Arch, class T, class Target>
 T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> dz, std::size_t cols,
-                     reduction r, std::span<T> losses, std::span<T const> q, Target const& target) {
+                     cross_entropy_options<T> const& o, std::span<T const> q,
+                     Target const& target) {
   using B = xsimd::batch<T, Arch>;
   bool const soft = !q.empty();
+  std::span<T> const losses = o.losses;
+  std::span<T const> const w = o.weight;
+  // Hard targets without weights or smoothing keep the one-hot path (a single log p, no scratch).
+  bool const spread = !w.empty() || o.label_smoothing != 0.0;
+  T const keep = static_cast<T>(1.0 - o.label_smoothing);
+  T const share = static_cast<T>(o.label_smoothing / static_cast<double>(cols == 0 ? 1 : cols));
   std::size_t const rows = cols == 0 ? 0 : logits.size() / cols;
   T const t = static_cast<T>(f.temperature);
   T const inv_t = T(1) / t;
   auto counts = [&](std::size_t row) { return soft || target(row) < cols; };
-  std::size_t counted = 0;
+  // The mean's denominator: the rows that count, or (hard targets with weights) the sum of the
+  // weights of their classes.
+  math::compensated_sum<T> denominator;
   for (std::size_t row = 0; row < rows; ++row) {
-    counted += counts(row) ? 1 : 0;
+    if (counts(row)) {
+      denominator.add(!soft && !w.empty() ? w[target(row)] : T(1));
+    }
   }
-  T const scale = (r == reduction::mean && counted > 0) ? T(1) / T(counted) : T(1);
+  T const counted = denominator.total();
+  T const scale = o.reduce != reduction::mean ? T(1) : (counted > T(0) ? T(1) / counted : T(0));
+  std::vector<T> spread_row(spread ? cols : 0);
   T total = 0;
   constexpr T inf = std::numeric_limits<T>::infinity();
   for (std::size_t row = 0; row < rows; ++row) {
     T const* z = logits.data() + row * cols;
-    T const* q_row = soft ? q.data() + row * cols : nullptr;
     std::span<T> const g(dz.data() + row * cols, cols);
     running<T> const stats = row_statistics<Arch>(z, cols, inv_t, t);
     bool const masked = stats.max == -inf && stats.sum == stats.sum;  // every entry -inf
@@ -96,45 +154,55 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
       }
       continue;
     }
-    // loss = -sum q log p, log p = (z - m) / T - log s (NaN throughout a poisoned row).
+    // The row's target weights a: q itself, the smoothed and weighted ones, or the one-hot.
+    T const* a = soft ? q.data() + row * cols : nullptr;
+    if (spread) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        T const base =
+            soft ? math::fma(keep, a[c], share) : (c == target(row) ? keep + share : share);
+        spread_row[c] = w.empty() ? base : w[c] * base;
+      }
+      a = spread_row.data();
+    }
+    // loss = -sum a log p, log p = (z - m) / T - log s (NaN throughout a poisoned row).
     T const log_sum = log_of_sum(stats.sum, stats.error);
     auto log_p = [&](std::size_t i) {
       return stats.sum == stats.sum ? log_probability_given(z[i], stats.max, log_sum, inv_t, t)
                                     : stats.sum;
     };
     // Both sums compensated: a plain sum of q drifted by up to 57 u at 10^5 classes, and
-    // dz inherits that through p sum q.
+    // dz inherits that through p sum a.
     T loss = 0;
-    T q_sum = 1;  // soft targets need not sum to 1
-    if (soft) {
-      math::compensated_sum<T> q_total;
+    T a_sum = 1;  // soft targets need not sum to 1, weighted ones do not
+    if (a != nullptr) {
+      math::compensated_sum<T> a_total;
       math::compensated_sum<T> loss_total;
       for (std::size_t i = 0; i < cols; ++i) {
-        if (q_row[i] != T(0)) {
-          loss_total.add_product(q_row[i], math::neg(log_p(i)));
+        if (a[i] != T(0)) {
+          loss_total.add_product(a[i], math::neg(log_p(i)));
         }
-        q_total.add(q_row[i]);
+        a_total.add(a[i]);
       }
       loss = loss_total.total();
-      q_sum = q_total.total();
+      a_sum = a_total.total();
     } else {
       loss = T(0) - log_p(target(row));  // +0 where log p = 0, as the soft sum gives
     }
-    // d loss / d z = (p sum q - q) / T (p - q where q sums to 1), scaled for the mean: the
+    // d loss / d z = (p sum a - a) / T (p - a where a sums to 1), scaled for the mean: the
     // difference first, in one rounding (fma; p - 1 at a hard target is exact for p >= 1/2),
-    // then / T, then the mean's 1/counted, so that mean's dz is sum's times 1/counted exactly.
+    // then / T, then the mean's 1/denominator, so that mean's dz is sum's times it exactly.
     auto p_of = [&](auto zv) {
       using V = decltype(zv);
       return probability(zv, V(stats.max), V(stats.sum), V(stats.error), V(inv_t), V(t));
     };
-    auto gradient = [&](auto p, auto qv) {
+    auto gradient = [&](auto p, auto av) {
       using V = decltype(p);
-      return (math::fma(p, V(q_sum), math::neg(qv)) * V(inv_t)) * V(scale);
+      return (math::fma(p, V(a_sum), math::neg(av)) * V(inv_t)) * V(scale);
     };
     std::span<T const> const z_row(z, cols);
-    if (soft) {
-      elementwise<Arch>([&](B zb, B qb) { return gradient(p_of(zb), qb); }, g, z_row,
-                        std::span<T const>(q_row, cols));
+    if (a != nullptr) {
+      elementwise<Arch>([&](B zb, B ab) { return gradient(p_of(zb), ab); }, g, z_row,
+                        std::span<T const>(a, cols));
     } else {
       std::size_t const k = target(row);
       T const z_k = z[k];  // dz may be the logits: read before the row is written
@@ -146,21 +214,22 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
     }
     total += loss;
   }
-  return r == reduction::mean ? total * scale : total;
+  return o.reduce == reduction::mean ? total * scale : total;
 }
 }  // namespace detail
 
 // softmax + cross-entropy from logits with hard targets: targets[row] is the class index, or
-// ignore_index (the row then has loss 0, gradient 0, and does not count in the mean).
-// Writes dz = d loss / d logits (= (p - onehot) / T, / counted rows for the mean); dz may be
-// logits itself. Returns the loss reduced as asked; with reduction::none (or a non-empty
-// `losses`) the per-row losses go to `losses`. An index outside [0, cols) that is not
-// ignore_index throws std::invalid_argument before anything is written.
+// o.ignore_index (the row then has loss 0, gradient 0, and counts neither in the mean nor in the
+// smoothing term). o.weight and o.label_smoothing as PyTorch's cross_entropy (header comment).
+// Writes dz = d loss / d logits (= (p - onehot) / T, / counted rows for the mean, without
+// weights or smoothing); dz may be logits itself. Returns the loss reduced as asked; with
+// reduction::none (or a non-empty o.losses) the per-row losses go to o.losses. An index outside
+// [0, cols) that is not ignore_index, a label_smoothing outside [0, 1], or a weight of the wrong
+// length, negative or not finite throws std::invalid_argument before anything is written.
 template <class Arch = xsimd::default_arch, real_scalar T>
 T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
                         std::span<std::int64_t const> targets, std::span<T> dz, std::size_t cols,
-                        reduction r = reduction::mean, std::int64_t ignore_index = -100,
-                        std::span<T> losses = {}) {
+                        cross_entropy_options<T> const& o) {
   char const* where = "nonlin::softmax_cross_entropy";
   axis_layout const shape = detail::require_logits(where, f, logits, dz, cols);
   // dz is written row by row while the later rows' targets are still to be read.
@@ -172,36 +241,56 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
   }
   for (std::size_t row = 0; row < targets.size(); ++row) {
     std::int64_t const k = targets[row];
-    if (k != ignore_index && (k < 0 || static_cast<std::size_t>(k) >= cols)) {
+    if (k != o.ignore_index && (k < 0 || static_cast<std::size_t>(k) >= cols)) {
       throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(row) +
                                   "] = " + std::to_string(k) + " is not a class in [0, " +
                                   std::to_string(cols) +
-                                  ") nor ignore_index=" + std::to_string(ignore_index));
+                                  ") nor ignore_index=" + std::to_string(o.ignore_index));
     }
   }
-  detail::require_losses(where, losses, shape.outer, r, logits, dz, "targets", targets);
+  detail::require_losses(where, o.losses, shape.outer, o.reduce, logits, dz, "targets", targets);
+  detail::require_cross_entropy_options(where, o, cols, dz);
   return detail::cross_entropy_rows<Arch>(
-      f, logits, dz, cols, r, losses, std::span<T const>(), [&](std::size_t row) {
-        return targets[row] == ignore_index ? cols : static_cast<std::size_t>(targets[row]);
+      f, logits, dz, cols, o, std::span<T const>(), [&](std::size_t row) {
+        return targets[row] == o.ignore_index ? cols : static_cast<std::size_t>(targets[row]);
       });
+}
+
+template <class Arch = xsimd::default_arch, real_scalar T>
+T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
+                        std::span<std::int64_t const> targets, std::span<T> dz, std::size_t cols,
+                        reduction r = reduction::mean, std::int64_t ignore_index = -100,
+                        std::span<T> losses = {}) {
+  return softmax_cross_entropy<Arch>(
+      f, logits, targets, dz, cols,
+      cross_entropy_options<T>{.reduce = r, .ignore_index = ignore_index, .losses = losses});
 }
 
 // The same with soft targets: q holds a distribution per row. A row of q that does not sum to 1
 // (label weights, a mixture) is taken as it is: dz is the gradient of the loss returned,
-// (p sum q - q) / T, not p - q.
+// (p sum a - a) / T, not p - a. The mean divides by the number of rows (PyTorch's, for class
+// probabilities: weights do not enter it); o.ignore_index is not used.
 template <class Arch = xsimd::default_arch, real_scalar T>
 T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
-                        std::span<T> dz, std::size_t cols, reduction r = reduction::mean,
-                        std::span<T> losses = {}) {
+                        std::span<T> dz, std::size_t cols, cross_entropy_options<T> const& o) {
   char const* where = "nonlin::softmax_cross_entropy";
   axis_layout const shape = detail::require_logits(where, f, logits, dz, cols);
   detail::require_same_size<T>(where, "logits", logits, "q", q);
   // dz is written row by row while the later rows of q are still to be read; dz = q itself is
   // rejected too (it was a silent wrong result before the rows were computed from p).
   detail::require_disjoint<T, T>(where, "dz", dz, "q", q);
-  detail::require_losses(where, losses, shape.outer, r, logits, dz, "q", q);
-  return detail::cross_entropy_rows<Arch>(f, logits, dz, cols, r, losses, q,
+  detail::require_losses(where, o.losses, shape.outer, o.reduce, logits, dz, "q", q);
+  detail::require_cross_entropy_options(where, o, cols, dz);
+  return detail::cross_entropy_rows<Arch>(f, logits, dz, cols, o, q,
                                           [&](std::size_t) { return cols; });
+}
+
+template <class Arch = xsimd::default_arch, real_scalar T>
+T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
+                        std::span<T> dz, std::size_t cols, reduction r = reduction::mean,
+                        std::span<T> losses = {}) {
+  return softmax_cross_entropy<Arch>(f, logits, q, dz, cols,
+                                     cross_entropy_options<T>{.reduce = r, .losses = losses});
 }
 
 }  // namespace nonlin
