@@ -6,9 +6,16 @@
 // A gated block has three matrices instead of two, so Shazeer (2020, "GLU Variants Improve
 // Transformer") shrinks its hidden width to H = 2/3 * 4D = 8D/3: then 3 D H = 8 D^2 and every
 // variant costs the same (exactly, when D is a multiple of 3). Biases are omitted, as there.
-// The value and gate projections are one D x 2H matrix [V | W], so one matmul produces a
-// (tokens, 2H) buffer; nonlin::gated_forward_fused splits each row into value and gate, and
-// nonlin::gated_backward_fused writes both gradients back in the same layout.
+// The value and gate projections are one D x 2H matrix, so one matmul produces a (tokens, 2H)
+// buffer; nonlin::gated_forward_fused splits each row into value and gate, and
+// nonlin::gated_backward_fused writes both gradients back in the same layout. Which half is the
+// gate is the checkpoint's convention, nonlin::glu_split says it:
+//   value_first  [value | gate]: PyTorch's F.glu (first half * sigmoid(second half)), and the
+//                GLU paper's a * sigma(b)
+//   gate_first   [gate | value]: llama.cpp / ggml (ggml_swiglu = silu(first half) * second
+//                half), and Hugging Face's fused gate_up_proj (Phi-3: [gate | up])
+// Loading a llama-style checkpoint with the wrong one silently computes silu(up) * gate. The
+// example runs SwiGLU both ways, and checks both layouts against the formula written out.
 //
 // For each variant: forward and backward for a batch of tokens, a check of a few weights and of
 // the input gradient against central differences (double, nonlin::check_gradient), and the time
@@ -113,14 +120,14 @@ struct plain_ffn {
   std::vector<T>* gradients(int k) { return k == 0 ? &dw1 : &dw2; }
 };
 
-// out = gated(x [V | W]) W2, hidden = 8D/3 rounded
-template <class T, class Gated>
+// out = gated(x [V | W]) W2 (or x [W | V], gate_first), hidden = 8D/3 rounded
+template <class T, class Gated, nonlin::glu_split layout = nonlin::glu_split::value_first>
 struct gated_ffn {
   std::size_t d, hidden;
-  std::vector<T> w_in, w2, dw_in, dw2;  // w_in: D x 2H, value columns first
+  std::vector<T> w_in, w2, dw_in, dw2;  // w_in: D x 2H, the halves in `layout` order
   std::vector<T> x, u, a;               // saved by forward
   Gated f{};
-  static constexpr nonlin::glu_split split = nonlin::glu_split::value_first;
+  static constexpr nonlin::glu_split split = layout;
 
   gated_ffn(std::size_t d_model, std::uint32_t seed) : d(d_model), hidden((8 * d_model + 1) / 3) {
     init(w_in, d, 2 * hidden, seed);
@@ -265,7 +272,38 @@ using ffn_geglu = gated_ffn<T, nonlin::geglu>;
 template <class T>
 using ffn_swiglu = gated_ffn<T, nonlin::swiglu>;
 template <class T>
+using ffn_swiglu_gate_first = gated_ffn<T, nonlin::swiglu, nonlin::glu_split::gate_first>;
+template <class T>
 using ffn_reglu = gated_ffn<T, nonlin::reglu>;
+
+// The fused layouts against SwiGLU written out, on one row of 2H = 8 known values:
+// value_first a_i = u_i silu(u_{H+i}), gate_first a_i = silu(u_i) u_{H+i}, with
+// silu(g) = g / (1 + e^-g) in long double; float results within 2 ulp of it.
+bool layouts_match_the_formula() {
+  constexpr std::size_t half = 4;
+  std::vector<float> const u = {0.5f, -1.25f, 2.0f, 0.75f, -0.3f, 1.5f, -2.5f, 4.0f};
+  auto silu = [](long double g) { return g / (1.0L + std::exp(-g)); };
+  bool ok = true;
+  for (nonlin::glu_split layout : {nonlin::glu_split::value_first, nonlin::glu_split::gate_first}) {
+    bool const gate_first = layout == nonlin::glu_split::gate_first;
+    std::vector<float> a(half);
+    nonlin::gated_forward_fused(nonlin::swiglu{}, u, a, 1, layout);
+    for (std::size_t i = 0; i < half; ++i) {
+      long double const first = u[i];
+      long double const second = u[half + i];
+      long double const want = gate_first ? silu(first) * second : first * silu(second);
+      float const rounded = static_cast<float>(want);
+      float const ulp = std::nextafter(std::abs(rounded), INFINITY) - std::abs(rounded);
+      bool const close = std::abs(static_cast<long double>(a[i]) - want) <= 2.0L * ulp;
+      if (!close) {
+        std::printf("  %s a[%zu] = %.9g, formula %.9g\n", gate_first ? "gate_first" : "value_first",
+                    i, static_cast<double>(a[i]), static_cast<double>(want));
+      }
+      ok = ok && close;
+    }
+  }
+  return ok;
+}
 
 }  // namespace
 
@@ -299,6 +337,7 @@ int main(int argc, char** argv) {
   run<ffn_gelu_exact>("gelu_exact", opt, t);
   run<ffn_geglu>("geglu", opt, t);
   run<ffn_swiglu>("swiglu", opt, t);
+  run<ffn_swiglu_gate_first>("swiglu g|v", opt, t);
   run<ffn_reglu>("reglu", opt, t);
   if (t.equal) {
     std::printf("parameter counts: equal (%zu per block)\n", t.first_count);
@@ -307,5 +346,8 @@ int main(int argc, char** argv) {
                 opt.d_model);
   }
   std::printf("gradient check: %s\n", t.ok ? "ok" : "FAILED");
-  return t.ok ? 0 : 1;
+  bool const layouts = layouts_match_the_formula();
+  std::printf("layouts (value_first = PyTorch F.glu, gate_first = llama.cpp/ggml): %s\n",
+              layouts ? "ok" : "FAILED");
+  return t.ok && layouts ? 0 : 1;
 }
