@@ -2,6 +2,7 @@
 // softmax, log_softmax and softmax + cross-entropy: the survey's worked numbers, gradients
 // against central differences, masking, both layouts, bad arguments.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -859,6 +860,92 @@ TEST(SoftmaxDouble, CrossEntropyOptionsAreChecked) {
       std::span<double>(dz_options), 3, cross_entropy_options<double>{});
   EXPECT_EQ(plain, options);
   EXPECT_EQ(dz_plain, dz_options);
+}
+
+// PyTorch's (N, C, d1, ...) layout: the same bits as the rows overloads on the transposed array,
+// hard (ignored positions, weights, smoothing) and soft targets, all three reductions, in place.
+TEST(SoftmaxDouble, CrossEntropyOverTheClassAxisEqualsTheTransposedRows) {
+  std::size_t const outer = 3, classes = 5, inner = 7, positions = outer * inner;
+  std::mt19937 rng(9);
+  std::normal_distribution<double> normal(0, 3);
+  std::vector<double> z(outer * classes * inner), q(z.size()), w(classes);
+  for (double& v : z) v = normal(rng);
+  for (double& v : q) v = std::abs(normal(rng));
+  for (double& v : w) v = std::abs(normal(rng));
+  std::vector<std::int64_t> targets(positions);
+  for (std::size_t k = 0; k < positions; ++k) {
+    targets[k] = k % 5 == 3 ? -100 : static_cast<std::int64_t>(rng() % classes);
+  }
+  // (n, c, d) -> (n d, c)
+  auto transpose = [&](std::vector<double> const& a) {
+    std::vector<double> t(a.size());
+    for (std::size_t n = 0; n < outer; ++n) {
+      for (std::size_t c = 0; c < classes; ++c) {
+        for (std::size_t d = 0; d < inner; ++d) {
+          t[(n * inner + d) * classes + c] = a[(n * classes + c) * inner + d];
+        }
+      }
+    }
+    return t;
+  };
+  std::vector<double> const zt = transpose(z), qt = transpose(q);
+  for (bool soft : {false, true}) {
+    for (reduction red : {reduction::none, reduction::sum, reduction::mean}) {
+      std::vector<double> dz(z.size()), dz_rows(z.size()), losses(positions),
+          losses_rows(positions);
+      cross_entropy_options<double> o{.reduce = red,
+                                      .label_smoothing = 0.05,
+                                      .weight = std::span<double const>(w),
+                                      .losses = std::span<double>(losses)};
+      cross_entropy_options<double> o_rows = o;
+      o_rows.losses = std::span<double>(losses_rows);
+      axis_layout const shape{outer, classes, inner};
+      double const loss =
+          soft ? softmax_cross_entropy(softmax{.temperature = 0.8}, std::span<double const>(z),
+                                       std::span<double const>(q), std::span<double>(dz), shape, o)
+               : softmax_cross_entropy(softmax{.temperature = 0.8}, std::span<double const>(z),
+                                       std::span<std::int64_t const>(targets),
+                                       std::span<double>(dz), shape, o);
+      double const loss_rows =
+          soft ? softmax_cross_entropy(softmax{.temperature = 0.8}, std::span<double const>(zt),
+                                       std::span<double const>(qt), std::span<double>(dz_rows),
+                                       classes, o_rows)
+               : softmax_cross_entropy(softmax{.temperature = 0.8}, std::span<double const>(zt),
+                                       std::span<std::int64_t const>(targets),
+                                       std::span<double>(dz_rows), classes, o_rows);
+      EXPECT_EQ(loss, loss_rows) << soft;
+      EXPECT_EQ(losses, losses_rows) << soft;
+      EXPECT_EQ(transpose(dz), dz_rows) << soft;
+      // In place: dz over the logits.
+      std::vector<double> in_place = z;
+      cross_entropy_options<double> o_in_place = o;
+      o_in_place.losses = {};
+      if (red != reduction::none) {
+        double const again =
+            soft ? softmax_cross_entropy(
+                       softmax{.temperature = 0.8}, std::span<double const>(in_place),
+                       std::span<double const>(q), std::span<double>(in_place), shape, o_in_place)
+                 : softmax_cross_entropy(softmax{.temperature = 0.8},
+                                         std::span<double const>(in_place),
+                                         std::span<std::int64_t const>(targets),
+                                         std::span<double>(in_place), shape, o_in_place);
+        EXPECT_EQ(again, loss);
+        EXPECT_EQ(in_place, dz);
+      }
+    }
+  }
+  // Targets of the wrong count, and a class out of range, throw before anything is written.
+  std::vector<double> dz(z.size(), 7.0);
+  std::vector<std::int64_t> bad = targets;
+  bad[4] = 5;
+  for (auto const& t : {std::vector<std::int64_t>(positions - 1, 0), bad}) {
+    EXPECT_THROW(
+        softmax_cross_entropy(softmax{}, std::span<double const>(z),
+                              std::span<std::int64_t const>(t), std::span<double>(dz),
+                              axis_layout{outer, classes, inner}, cross_entropy_options<double>{}),
+        std::invalid_argument);
+  }
+  EXPECT_TRUE(std::all_of(dz.begin(), dz.end(), [](double v) { return v == 7.0; }));
 }
 
 }  // namespace

@@ -216,6 +216,93 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
   }
   return o.reduce == reduction::mean ? total * scale : total;
 }
+
+// The (outer, classes, inner) layout: one (n, d) position is a row of `classes` logits at stride
+// inner. Checks as the rows overloads, on the whole arrays, then block n by block n through the
+// rows code on a transposed copy; the mean's denominator and the loss's sum over every position,
+// in the rows layout's order, so that the bits are those of the rows overloads.
+template <class Arch, class T>
+T cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
+                          std::span<std::int64_t const> targets, std::span<T const> q,
+                          std::span<T> dz, axis_layout shape, cross_entropy_options<T> const& o) {
+  char const* where = "nonlin::softmax_cross_entropy";
+  bool const soft = targets.empty() && !q.empty();
+  require_temperature<T>(where, f.temperature);
+  require_layout(where, "logits", logits.size(), shape);
+  require_same_size<T>(where, "logits", logits, "dz", dz);
+  require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
+  std::size_t const classes = shape.axis;
+  std::size_t const inner = shape.inner;
+  std::size_t const positions = shape.outer * inner;
+  if (soft) {
+    require_same_size<T>(where, "logits", logits, "q", q);
+    require_disjoint<T, T>(where, "dz", dz, "q", q);
+    require_losses(where, o.losses, positions, o.reduce, logits, dz, "q", q);
+  } else {
+    require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
+    if (targets.size() != positions) {
+      throw std::invalid_argument(std::string(where) + ": targets has " +
+                                  std::to_string(targets.size()) + " elements but there are " +
+                                  std::to_string(positions) + " positions (outer x inner)");
+    }
+    for (std::size_t k = 0; k < positions; ++k) {
+      std::int64_t const c = targets[k];
+      if (c != o.ignore_index && (c < 0 || static_cast<std::size_t>(c) >= classes)) {
+        throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(k) +
+                                    "] = " + std::to_string(c) + " is not a class in [0, " +
+                                    std::to_string(classes) +
+                                    ") nor ignore_index=" + std::to_string(o.ignore_index));
+      }
+    }
+    require_losses(where, o.losses, positions, o.reduce, logits, dz, "targets", targets);
+  }
+  require_cross_entropy_options(where, o, classes, dz);
+  auto target_of = [&](std::size_t k) {
+    return targets[k] == o.ignore_index ? classes : static_cast<std::size_t>(targets[k]);
+  };
+  // The mean's denominator, as cross_entropy_rows counts it.
+  math::compensated_sum<T> denominator;
+  for (std::size_t k = 0; k < positions; ++k) {
+    if (soft || target_of(k) < classes) {
+      denominator.add(!soft && !o.weight.empty() ? o.weight[target_of(k)] : T(1));
+    }
+  }
+  T const counted = denominator.total();
+  T const scale = o.reduce != reduction::mean ? T(1) : (counted > T(0) ? T(1) / counted : T(0));
+  std::vector<T> z_block(inner * classes), g_block(inner * classes), losses_block(inner);
+  std::vector<T> q_block(soft ? inner * classes : 0);
+  cross_entropy_options<T> block = o;
+  block.reduce = reduction::sum;
+  block.losses = std::span<T>(losses_block);
+  T total = 0;
+  for (std::size_t n = 0; n < shape.outer; ++n) {
+    std::size_t const base = n * classes * inner;
+    for (std::size_t c = 0; c < classes; ++c) {
+      for (std::size_t d = 0; d < inner; ++d) {
+        z_block[d * classes + c] = logits[base + c * inner + d];
+        if (soft) {
+          q_block[d * classes + c] = q[base + c * inner + d];
+        }
+      }
+    }
+    cross_entropy_rows<Arch>(f, std::span<T const>(z_block), std::span<T>(g_block), classes, block,
+                             std::span<T const>(q_block), [&](std::size_t row) {
+                               return soft ? classes : target_of(n * inner + row);
+                             });
+    for (std::size_t c = 0; c < classes; ++c) {
+      for (std::size_t d = 0; d < inner; ++d) {
+        dz[base + c * inner + d] = g_block[d * classes + c] * scale;
+      }
+    }
+    for (std::size_t d = 0; d < inner; ++d) {
+      total += losses_block[d];
+      if (!o.losses.empty()) {
+        o.losses[n * inner + d] = losses_block[d];
+      }
+    }
+  }
+  return o.reduce == reduction::mean ? total * scale : total;
+}
 }  // namespace detail
 
 // softmax + cross-entropy from logits with hard targets: targets[row] is the class index, or
@@ -291,6 +378,26 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T
                         std::span<T> losses = {}) {
   return softmax_cross_entropy<Arch>(f, logits, q, dz, cols,
                                      cross_entropy_options<T>{.reduce = r, .losses = losses});
+}
+
+// The (N, C, d1, ...) layout PyTorch's cross_entropy takes: shape = {N, C, d1 * d2 * ...}, the
+// class axis in the middle, one target (or one distribution, q in the same layout) per (n, d)
+// position; losses and targets in (N, d1, ...) order. The same results, bit for bit, as the rows
+// overloads on the array transposed to (N * d, C): each block of N is transposed into a scratch
+// row block, run through the rows code, and its gradient transposed back (dz may be the logits).
+template <class Arch = xsimd::default_arch, real_scalar T>
+T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
+                        std::span<std::int64_t const> targets, std::span<T> dz, axis_layout shape,
+                        cross_entropy_options<T> const& o) {
+  return detail::cross_entropy_over_axis<Arch>(f, logits, targets, std::span<T const>(), dz, shape,
+                                               o);
+}
+
+template <class Arch = xsimd::default_arch, real_scalar T>
+T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
+                        std::span<T> dz, axis_layout shape, cross_entropy_options<T> const& o) {
+  return detail::cross_entropy_over_axis<Arch>(f, logits, std::span<std::int64_t const>(), q, dz,
+                                               shape, o);
 }
 
 }  // namespace nonlin
