@@ -17,6 +17,7 @@
 // normal tails, compensated sums); math/ and detail/ are not API.
 
 #include "axis_layout.hpp"     // IWYU pragma: export
+#include "bias.hpp"            // IWYU pragma: export
 #include "concepts.hpp"        // IWYU pragma: export
 #include "cross_entropy.hpp"   // IWYU pragma: export
 #include "elu.hpp"             // IWYU pragma: export

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+// forward_with_bias / backward_with_bias: y and dx are the span kernels' results on x + b bit for
+// bit, in both layouts (inner = 1 and NCHW-like), in place; dbias is the sum of dx (against a
+// long double sum); the whole (x, b) gradient matches central differences; bad arguments throw
+// before anything is written.
+
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nonlin/bias.hpp>
+#include <nonlin/nonlin.hpp>
+
+namespace nonlin::test {
+namespace {
+
+template <class T>
+class Bias : public ::testing::Test {};
+using scalar_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Bias, scalar_types);
+
+template <class T>
+std::vector<T> values(std::size_t n, unsigned seed, double scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, scale);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(normal(rng));
+  return v;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof a) == 0 || (a != a && b != b);
+}
+
+TYPED_TEST(Bias, EqualsTheKernelsOnXPlusBAndDbiasIsTheSumOfDx) {
+  using T = TypeParam;
+  for (prelu_shape const shape : {prelu_shape{7, 37, 1}, prelu_shape{3, 5, 29},
+                                  prelu_shape{2, 3, 1}, prelu_shape{4, 16, 16}}) {
+    std::size_t const size = shape.size();
+    std::vector<T> const x = values<T>(size, 1, 3);
+    std::vector<T> const dy = values<T>(size, 2, 1);
+    std::vector<T> const b = values<T>(shape.channels, 3, 1);
+    auto check = [&](auto const& f) {
+      std::vector<T> y(size), dx(size), db(shape.channels);
+      forward_with_bias(f, std::span<T const>(x), std::span<T const>(b), std::span<T>(y), shape);
+      backward_with_bias(f, std::span<T const>(x), std::span<T const>(b), std::span<T const>(dy),
+                         std::span<T>(dx), std::span<T>(db), shape);
+      std::vector<long double> expected_db(shape.channels, 0.0L);
+      for (std::size_t i = 0; i < shape.n; ++i) {
+        for (std::size_t c = 0; c < shape.channels; ++c) {
+          for (std::size_t j = 0; j < shape.inner; ++j) {
+            std::size_t const k = (i * shape.channels + c) * shape.inner + j;
+            T const pre = x[k] + b[c];
+            ASSERT_TRUE(same_bits(y[k], f(pre))) << k;
+            ASSERT_TRUE(same_bits(dx[k], f.backward(pre, dy[k]))) << k;
+            expected_db[c] += static_cast<long double>(dx[k]);
+          }
+        }
+      }
+      for (std::size_t c = 0; c < shape.channels; ++c) {
+        long double magnitude = 0;
+        for (std::size_t i = 0; i < shape.n; ++i) {
+          for (std::size_t j = 0; j < shape.inner; ++j) {
+            magnitude +=
+                std::fabs(static_cast<long double>(dx[(i * shape.channels + c) * shape.inner + j]));
+          }
+        }
+        long double const tolerance = 2 *
+                                      static_cast<long double>(std::numeric_limits<T>::epsilon()) *
+                                      std::max(std::fabs(expected_db[c]), magnitude * 1e-6L);
+        EXPECT_LE(std::fabs(static_cast<long double>(db[c]) - expected_db[c]), tolerance) << c;
+      }
+      // In place: y over x, dx over dy.
+      std::vector<T> in_place = x;
+      forward_with_bias(f, std::span<T const>(in_place), std::span<T const>(b),
+                        std::span<T>(in_place), shape);
+      EXPECT_EQ(std::memcmp(in_place.data(), y.data(), size * sizeof(T)), 0);
+      std::vector<T> dy_in_place = dy, db2(shape.channels);
+      backward_with_bias(f, std::span<T const>(x), std::span<T const>(b),
+                         std::span<T const>(dy_in_place), std::span<T>(dy_in_place),
+                         std::span<T>(db2), shape);
+      EXPECT_EQ(std::memcmp(dy_in_place.data(), dx.data(), size * sizeof(T)), 0);
+      EXPECT_EQ(std::memcmp(db2.data(), db.data(), shape.channels * sizeof(T)), 0);
+    };
+    check(gelu_tanh{});
+    check(relu{});
+    check(silu{});
+    check(sigmoid{});
+  }
+}
+
+// The loss L = sum(r * f(x + b)): its gradient in x and b against central differences.
+TEST(BiasDouble, GradientMatchesCentralDifferences) {
+  prelu_shape const shape{3, 4, 5};
+  std::size_t const size = shape.size();
+  std::vector<double> x = values<double>(size, 4, 2);
+  std::vector<double> b = values<double>(shape.channels, 5, 1);
+  std::vector<double> const r = values<double>(size, 6, 1);
+  gelu_exact const f{};
+  auto loss = [&] {
+    std::vector<double> y(size);
+    forward_with_bias(f, std::span<double const>(x), std::span<double const>(b),
+                      std::span<double>(y), shape);
+    double sum = 0;
+    for (std::size_t k = 0; k < size; ++k) sum += r[k] * y[k];
+    return sum;
+  };
+  std::vector<double> dx(size), db(shape.channels);
+  backward_with_bias(f, std::span<double const>(x), std::span<double const>(b),
+                     std::span<double const>(r), std::span<double>(dx), std::span<double>(db),
+                     shape);
+  double const h = 1e-6;
+  for (std::size_t c = 0; c < shape.channels; ++c) {
+    double const keep = b[c];
+    b[c] = keep + h;
+    double const up = loss();
+    b[c] = keep - h;
+    double const down = loss();
+    b[c] = keep;
+    EXPECT_NEAR(db[c], (up - down) / (2 * h), 1e-7 * std::max(1.0, std::abs(db[c]))) << c;
+  }
+  for (std::size_t k : {0u, 17u, 59u}) {
+    double const keep = x[k];
+    x[k] = keep + h;
+    double const up = loss();
+    x[k] = keep - h;
+    double const down = loss();
+    x[k] = keep;
+    EXPECT_NEAR(dx[k], (up - down) / (2 * h), 1e-7 * std::max(1.0, std::abs(dx[k]))) << k;
+  }
+}
+
+TYPED_TEST(Bias, BadArgumentsThrowBeforeAnythingIsWritten) {
+  using T = TypeParam;
+  prelu_shape const shape{2, 3, 4};
+  std::vector<T> const x(24, T(1));
+  std::vector<T> const b(3, T(0.5));
+  std::vector<T> y(24, T(7)), db(3, T(7));
+  std::vector<T> const short_b(2, T(0));
+  EXPECT_THROW(forward_with_bias(relu{}, std::span<T const>(x), std::span<T const>(short_b),
+                                 std::span<T>(y), shape),
+               std::invalid_argument);
+  EXPECT_THROW(forward_with_bias(relu{}, std::span<T const>(x).subspan(1), std::span<T const>(b),
+                                 std::span<T>(y).subspan(1), shape),
+               std::invalid_argument);
+  // dbias over dy.
+  std::vector<T> dy(24, T(1));
+  EXPECT_THROW(backward_with_bias(relu{}, std::span<T const>(x), std::span<T const>(b),
+                                  std::span<T const>(dy), std::span<T>(y),
+                                  std::span<T>(dy).subspan(0, 3), shape),
+               std::invalid_argument);
+  for (T v : y) EXPECT_EQ(v, T(7));
+  for (T v : dy) EXPECT_EQ(v, T(1));
+}
+
+}  // namespace
+}  // namespace nonlin::test
