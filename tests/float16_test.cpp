@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -107,15 +108,18 @@ std::string narrowing_error(float x) {
   std::uint16_t const got = T::from_float(x).bits;
   if (std::isnan(x)) {
     std::uint16_t const want = expected_nan_bits<T>(x);
-    return got == want ? "" : "NaN: got " + std::to_string(got) + ", want " + std::to_string(want);
+    return got == want ? ""
+                       : "NaN: got bits " + std::to_string(got) + ", want " + std::to_string(want);
   }
   double const want = reference_rounding<T>(x);
   double const value = reference_value<T>(got);
   if (value == want && std::signbit(value) == std::signbit(want)) {
     return "";
   }
-  return "x=" + std::to_string(x) + " (bits " + std::to_string(std::bit_cast<std::uint32_t>(x)) +
-         "): got " + std::to_string(value) + " want " + std::to_string(want);
+  std::ostringstream text;
+  text << std::hexfloat << "x=" << x << " (bits 0x" << std::hex << std::bit_cast<std::uint32_t>(x)
+       << "): got " << value << ", want " << want;
+  return text.str();
 }
 
 template <class T>
