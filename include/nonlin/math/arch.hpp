@@ -166,7 +166,7 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
     static_assert(sizeof(V) == 0, "arch::fma: unsupported batch width");
   }
 #else
-  return a * b + c;    // not reached (the static_assert above)
+  return a * b + c;  // not reached (the static_assert above)
 #endif
 }
 
@@ -227,6 +227,7 @@ inline auto zero_or_infinite_class(V const& x) noexcept {
     return mask(_mm512_fpclass_pd_mask(x, zero_or_inf_classes));
   }
 #else
+  (void)x;
   return mask(false);  // not reached
 #endif
 }
@@ -313,7 +314,8 @@ inline V scalef(V const& y, V const& n) noexcept {
     }
   }
 #else
-  return n;            // not reached
+  (void)y;
+  return n;  // not reached
 #endif
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
