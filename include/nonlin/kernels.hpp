@@ -6,6 +6,10 @@
 //   nonlin::backward(f, x, dy, dx)                dx = dy * f'(x)
 //   nonlin::backward_from_output(f, y, dy, dx)    dx = dy * f'(x), from y = f(x)
 //
+// The arrays may also hold bfloat16 or float16 (float16.hpp), all of one call the same type: the
+// values are widened to float, the float functor runs, and each result is rounded once to the
+// 16-bit type on the store, so element i is T::from_float(f(float(x[i]))) bit for bit.
+//
 // Any length and alignment; an output may be the very same array as an input (in place). The
 // body runs the functor on xsimd::batch<T, Arch>; the tail is loaded into a zero-padded batch
 // and runs the same code, so an element's result does not depend on the span's length or on
@@ -28,6 +32,8 @@
 #include "detail/checks.hpp"
 #include "detail/partial.hpp"
 #include "detail/ranges.hpp"
+#include "float16.hpp"
+#include "math/convert16.hpp"
 #include "math/ops.hpp"
 
 namespace nonlin {
@@ -48,7 +54,64 @@ void require_output_backward_defined(F const& f) {
   }
 }
 
-// out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch.
+// The element types a span kernel takes, and the type its functor computes in.
+template <class T>
+concept span_element = real_scalar<T> || storage16<T>;
+
+template <class T>
+struct compute_type {
+  using type = T;
+};
+template <storage16 T>
+struct compute_type<T> {
+  using type = float;
+};
+template <span_element T>
+using compute_t = typename compute_type<T>::type;
+
+template <class B, class T>
+NONLIN_ALWAYS_INLINE B load_batch(T const* p) {
+  if constexpr (storage16<T>) {
+    return math::load16<B>(p);
+  } else {
+    return B::load_unaligned(p);
+  }
+}
+
+template <class B, class T>
+NONLIN_ALWAYS_INLINE void store_batch(B const& value, T* p) {
+  if constexpr (storage16<T>) {
+    math::store16(value, p);
+  } else {
+    value.store_unaligned(p);
+  }
+}
+
+// The first count elements (count < B::size), the other lanes 0.
+template <class B, class T>
+NONLIN_ALWAYS_INLINE B load_tail(T const* p, std::size_t count) {
+  if constexpr (storage16<T>) {
+    std::array<T, B::size> padded{};
+    std::copy_n(p, count, padded.begin());
+    return math::load16<B>(padded.data());
+  } else {
+    return detail::load_partial<B>(p, count, T(0));
+  }
+}
+
+template <class B, class T>
+NONLIN_ALWAYS_INLINE void store_tail(B const& value, T* p, std::size_t count) {
+  if constexpr (storage16<T>) {
+    std::array<T, B::size> narrow;
+    math::store16(value, narrow.data());
+    std::copy_n(narrow.begin(), count, p);
+  } else {
+    detail::store_partial(value, p, count);
+  }
+}
+
+// out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch; 16-bit
+// arrays widened on the load and rounded on the store.
 //
 // The op is copied into the kernel, and the span kernels capture the functor by value: a vector
 // store may alias anything, so a functor reached through a reference has its parameters reloaded
@@ -59,7 +122,7 @@ NONLIN_LOOP_DIAGNOSTICS_PUSH
 template <class Arch, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in) {
   Op const op = shared_op;
-  using batch = xsimd::batch<T, Arch>;
+  using batch = xsimd::batch<compute_t<T>, Arch>;
   constexpr std::size_t width = batch::size;
   std::size_t const n = out.size();
   std::size_t i = 0;
@@ -68,22 +131,21 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // 0.96-0.97x where four copies spill (gelu_exact, softplus, gelu_quick backward); same run,
   // alternated.
   for (; i + 4 * width <= n; i += 4 * width) {
-    batch r0 = op(batch::load_unaligned(in.data() + i)...);
-    batch r1 = op(batch::load_unaligned(in.data() + i + width)...);
-    batch r2 = op(batch::load_unaligned(in.data() + i + 2 * width)...);
-    batch r3 = op(batch::load_unaligned(in.data() + i + 3 * width)...);
-    r0.store_unaligned(out.data() + i);
-    r1.store_unaligned(out.data() + i + width);
-    r2.store_unaligned(out.data() + i + 2 * width);
-    r3.store_unaligned(out.data() + i + 3 * width);
+    batch r0 = op(load_batch<batch>(in.data() + i)...);
+    batch r1 = op(load_batch<batch>(in.data() + i + width)...);
+    batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
+    batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
+    store_batch(r0, out.data() + i);
+    store_batch(r1, out.data() + i + width);
+    store_batch(r2, out.data() + i + 2 * width);
+    store_batch(r3, out.data() + i + 3 * width);
   }
   for (; i + width <= n; i += width) {
-    op(batch::load_unaligned(in.data() + i)...).store_unaligned(out.data() + i);
+    store_batch(op(load_batch<batch>(in.data() + i)...), out.data() + i);
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    detail::store_partial(op(detail::load_partial<batch>(in.data() + i, rest, T(0))...),
-                          out.data() + i, rest);
+    store_tail(op(load_tail<batch>(in.data() + i, rest)...), out.data() + i, rest);
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
@@ -91,8 +153,8 @@ NONLIN_LOOP_DIAGNOSTICS_POP
 }  // namespace detail
 
 // y = f(x).
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires unary_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires unary_activation<F, detail::compute_t<T>>
 void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
@@ -100,8 +162,8 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
 }
 
 // dx = dy * f'(x).
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires unary_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires unary_activation<F, detail::compute_t<T>>
 void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx) {
   char const* where = "nonlin::backward";
   detail::require_same_size<T>(where, "x", x, "dy", dy);
@@ -112,8 +174,8 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
 }
 
 // dx = dy * f'(x) computed from the saved output y = f(x).
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires output_differentiable<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires output_differentiable<F, detail::compute_t<T>>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx) {
   char const* where = "nonlin::backward_from_output";

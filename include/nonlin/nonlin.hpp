@@ -13,6 +13,7 @@
 //   glu.hpp        gated units: glu, bilinear, reglu, geglu, swiglu, ...; separate and fused
 //   softmax.hpp    softmax, log_softmax (rows and axis_layout); cross_entropy.hpp: the loss
 //   kernels.hpp    forward / backward / backward_from_output over spans
+//   float16.hpp    bfloat16, float16: 16-bit storage the span kernels also take
 // The math every functor is built from is in math/ (exp, log, the logistic quotients, the
 // normal tails, compensated sums); math/ and detail/ are not API.
 
@@ -22,6 +23,7 @@
 #include "cross_entropy.hpp"   // IWYU pragma: export
 #include "elu.hpp"             // IWYU pragma: export
 #include "fast.hpp"            // IWYU pragma: export
+#include "float16.hpp"         // IWYU pragma: export
 #include "gelu.hpp"            // IWYU pragma: export
 #include "glu.hpp"             // IWYU pragma: export
 #include "gradient_check.hpp"  // IWYU pragma: export

@@ -15,8 +15,13 @@
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
 //   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F)
 //   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
+//   widen_float16, narrow_float16   16-bit IEEE halves <-> floats     (F16C, AVX-512F 512-bit)
+//   narrow_bfloat16_flushing   floats -> bfloat16, subnormals to 0   (AVX-512 BF16)
+//   zero_extend16, truncate16  uint16 <-> int32 lanes                (SSE4.1, AVX2, AVX-512F)
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -85,6 +90,26 @@ inline constexpr bool avx = true;
 #else
 inline constexpr bool avx = false;
 #endif
+#if defined(__F16C__)
+inline constexpr bool f16c = true;
+#else
+inline constexpr bool f16c = false;
+#endif
+#if defined(__AVX512F__) && defined(__AVX512BF16__)
+inline constexpr bool avx512bf16 = true;
+#else
+inline constexpr bool avx512bf16 = false;
+#endif
+#if defined(__AVX2__)
+inline constexpr bool avx2 = true;
+#else
+inline constexpr bool avx2 = false;
+#endif
+#if defined(__SSE4_1__)
+inline constexpr bool sse41 = true;
+#else
+inline constexpr bool sse41 = false;
+#endif
 #if defined(__SSE2__)
 inline constexpr bool sse2 = true;
 #else
@@ -141,7 +166,7 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
     static_assert(sizeof(V) == 0, "arch::fma: unsupported batch width");
   }
 #else
-  return a * b + c;    // not reached (the static_assert above)
+  return a * b + c;  // not reached (the static_assert above)
 #endif
 }
 
@@ -202,6 +227,7 @@ inline auto zero_or_infinite_class(V const& x) noexcept {
     return mask(_mm512_fpclass_pd_mask(x, zero_or_inf_classes));
   }
 #else
+  (void)x;
   return mask(false);  // not reached
 #endif
 }
@@ -288,7 +314,8 @@ inline V scalef(V const& y, V const& n) noexcept {
     }
   }
 #else
-  return n;            // not reached
+  (void)y;
+  return n;  // not reached
 #endif
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
@@ -426,6 +453,142 @@ inline V permute(I const& index, scalar_t<V> const* column) noexcept {
   (void)index;
   return V::load_aligned(column);  // not reached
 #endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- widen_float16, narrow_float16 ------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_float16_convert = is_batch_v<B>&& detail::is_float<B> &&
+                                            ((sizeof(B) == 64 && detail::avx512f) ||
+                                             ((sizeof(B) == 32 || sizeof(B) == 16) &&
+                                              detail::f16c));
+
+// B::size IEEE halves from p as floats: exact; a signaling NaN comes back quiet (vcvtph2ps).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B>
+inline B widen_float16(std::uint16_t const* p) noexcept {
+  static_assert(has_float16_convert<B>, "arch::widen_float16: needs F16C or AVX-512F");
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) {
+    return B(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<__m256i const*>(p))));
+  }
+#endif
+#if defined(__F16C__)
+  if constexpr (sizeof(B) == 32) {
+    return B(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<__m128i const*>(p))));
+  } else if constexpr (sizeof(B) == 16) {
+    return B(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<__m128i const*>(p))));
+  }
+#endif
+  (void)p;
+  return B(0.0f);  // not reached (has_float16_convert)
+}
+
+// x's lanes to p as IEEE halves, rounded to nearest even (the immediate, not MXCSR's mode).
+template <class B>
+inline void narrow_float16(B const& x, std::uint16_t* p) noexcept {
+  static_assert(has_float16_convert<B>, "arch::narrow_float16: needs F16C or AVX-512F");
+#if defined(__AVX512F__) || defined(__F16C__)
+  constexpr int nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+#endif
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(x, nearest));
+  }
+#endif
+#if defined(__F16C__)
+  if constexpr (sizeof(B) == 32) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(x, nearest));
+  } else if constexpr (sizeof(B) == 16) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_cvtps_ph(x, nearest));
+  }
+#endif
+  (void)x;
+  (void)p;
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- narrow_bfloat16_flushing -----------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_bfloat16_narrow = is_batch_v<B>&& detail::is_float<B> &&
+                                            sizeof(B) == 64 && detail::avx512bf16;
+
+// x's lanes to p as bfloat16 by vcvtneps2bf16: nearest even; a NaN comes back quiet with its sign
+// and top payload bits; but a subnormal float becomes +-0, whatever MXCSR says (measured on
+// Zen 4: 0x007fffff gives 0x0000, not 0x0080), so the caller handles subnormal lanes.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B>
+inline void narrow_bfloat16_flushing(B const& x, std::uint16_t* p) noexcept {
+  static_assert(has_bfloat16_narrow<B>, "arch::narrow_bfloat16_flushing: needs AVX-512 BF16");
+#if defined(__AVX512F__) && defined(__AVX512BF16__)
+  __m256bh const narrow = _mm512_cvtneps_pbh(x);
+  // __m256bh is a vector of short in one compiler and of __bf16 in another: copy its bytes.
+  std::memcpy(p, &narrow, sizeof narrow);
+#else
+  (void)x;
+  (void)p;
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- zero_extend16, truncate16 ----------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_zero_extend16 = is_batch_v<B>&& detail::is_float<B> &&
+                                          ((sizeof(B) == 64 && detail::avx512f) ||
+                                           (sizeof(B) == 32 && detail::avx2) ||
+                                           (sizeof(B) == 16 && detail::sse41));
+
+// B::size uint16 from p, zero-extended to the int32 lanes of B's arch (vpmovzxwd).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B, class I = xsimd::batch<std::int32_t, typename B::arch_type>>
+inline I zero_extend16(std::uint16_t const* p) noexcept {
+  static_assert(has_zero_extend16<B>, "arch::zero_extend16: needs SSE4.1, AVX2 or AVX-512F");
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) {
+    return I(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<__m256i const*>(p))));
+  }
+#endif
+#if defined(__AVX2__)
+  if constexpr (sizeof(B) == 32) {
+    return I(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<__m128i const*>(p))));
+  }
+#endif
+#if defined(__SSE4_1__)
+  if constexpr (sizeof(B) == 16) {
+    return I(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<__m128i const*>(p))));
+  }
+#endif
+  (void)p;
+  return I(0);  // not reached (has_zero_extend16)
+}
+
+// The low 16 bits of each int32 lane (each lane 0 to 0xffff) to p.
+template <class B, class I>
+inline void truncate16(I const& v, std::uint16_t* p) noexcept {
+  static_assert(has_zero_extend16<B>, "arch::truncate16: needs SSE4.1, AVX2 or AVX-512F");
+#if defined(__AVX512F__)
+  if constexpr (sizeof(B) == 64) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(v));
+  }
+#endif
+#if defined(__AVX2__)
+  if constexpr (sizeof(B) == 32) {
+    // packus works within 128-bit halves; the permute brings the two packed quarters together.
+    __m256i const packed = _mm256_packus_epi32(v, v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+  }
+#endif
+#if defined(__SSE4_1__)
+  if constexpr (sizeof(B) == 16) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi32(v, v));
+  }
+#endif
+  (void)v;
+  (void)p;
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 

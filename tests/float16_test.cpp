@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+// bfloat16 and float16: every bit pattern widens to the exact float, narrowing rounds to nearest
+// even (checked against a rounding done in double, independent of the integer formulas), the
+// SIMD conversions give the scalar bits, and the span kernels on 16-bit arrays give
+// T::from_float(f(float(x))) for every input, length, offset and in place.
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nonlin/nonlin.hpp>
+
+namespace nonlin::test {
+namespace {
+
+// The format's shape, written out here rather than taken from the library.
+template <class T>
+struct format;
+template <>
+struct format<bfloat16> {
+  static constexpr int mantissa_bits = 7;
+  static constexpr int exponent_bias = 127;
+  static constexpr std::uint16_t exponent_mask = 0x7f80;
+  static constexpr std::uint16_t quiet_bit = 0x0040;
+};
+template <>
+struct format<float16> {
+  static constexpr int mantissa_bits = 10;
+  static constexpr int exponent_bias = 15;
+  static constexpr std::uint16_t exponent_mask = 0x7c00;
+  static constexpr std::uint16_t quiet_bit = 0x0200;
+};
+
+template <class T>
+bool is_nan_bits(std::uint16_t bits) {
+  return (bits & 0x7fff) > format<T>::exponent_mask;
+}
+
+// The value of a 16-bit pattern from its fields, by ldexp (NaN for NaN patterns).
+template <class T>
+double reference_value(std::uint16_t bits) {
+  using fmt = format<T>;
+  int const m_bits = fmt::mantissa_bits;
+  int const exponent = (bits & 0x7fff) >> m_bits;
+  int const mantissa = bits & ((1 << m_bits) - 1);
+  int const max_exponent = fmt::exponent_mask >> m_bits;
+  double magnitude = 0;
+  if (exponent == max_exponent) {
+    magnitude = mantissa == 0 ? std::numeric_limits<double>::infinity()
+                              : std::numeric_limits<double>::quiet_NaN();
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(mantissa, 1 - fmt::exponent_bias - m_bits);
+  } else {
+    magnitude = std::ldexp((1 << m_bits) + mantissa, exponent - fmt::exponent_bias - m_bits);
+  }
+  return (bits & 0x8000) != 0 ? -magnitude : magnitude;
+}
+
+// x rounded to T's format, to nearest even, in double (x is a float: every step is exact but
+// the one nearbyint); +-inf past the largest finite value's half ulp; NaN for NaN.
+template <class T>
+double reference_rounding(float x) {
+  using fmt = format<T>;
+  double const v = std::fabs(static_cast<double>(x));
+  if (std::isnan(x) || std::isinf(x) || v == 0) {
+    return x;
+  }
+  int const min_exponent = 1 - fmt::exponent_bias;
+  int exponent = 0;
+  std::frexp(v, &exponent);  // v = f 2^exponent, f in [0.5, 1)
+  int const e = std::max(exponent - 1, min_exponent);
+  double const ulp = std::ldexp(1.0, e - fmt::mantissa_bits);
+  double rounded = std::nearbyint(v / ulp) * ulp;
+  double const overflow = std::ldexp(1.0, fmt::exponent_bias + 1);
+  if (rounded >= overflow) {
+    rounded = std::numeric_limits<double>::infinity();
+  }
+  return std::signbit(x) ? -rounded : rounded;
+}
+
+// What narrowing a NaN gives: sign kept, quiet bit set, the payload's top bits kept.
+template <class T>
+std::uint16_t expected_nan_bits(float x) {
+  auto const bits = std::bit_cast<std::uint32_t>(x);
+  int const dropped = 23 - format<T>::mantissa_bits;
+  return static_cast<std::uint16_t>(((bits >> 16) & 0x8000) | format<T>::exponent_mask |
+                                    format<T>::quiet_bit | ((bits & 0x7fffff) >> dropped));
+}
+
+// from_float(x) against the reference; a message, empty if it agrees.
+template <class T>
+std::string narrowing_error(float x) {
+  std::uint16_t const got = T::from_float(x).bits;
+  if (std::isnan(x)) {
+    std::uint16_t const want = expected_nan_bits<T>(x);
+    return got == want ? ""
+                       : "NaN: got bits " + std::to_string(got) + ", want " + std::to_string(want);
+  }
+  double const want = reference_rounding<T>(x);
+  double const value = reference_value<T>(got);
+  if (value == want && std::signbit(value) == std::signbit(want)) {
+    return "";
+  }
+  std::ostringstream text;
+  text << std::hexfloat << "x=" << x << " (bits 0x" << std::hex << std::bit_cast<std::uint32_t>(x)
+       << "): got " << value << ", want " << want;
+  return text.str();
+}
+
+template <class T>
+class Float16 : public ::testing::Test {};
+using storage_types = ::testing::Types<bfloat16, float16>;
+TYPED_TEST_SUITE(Float16, storage_types);
+
+TYPED_TEST(Float16, LayoutAndBitCastInterop) {
+  using T = TypeParam;
+  static_assert(sizeof(T) == 2 && std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>);
+  std::array<std::uint16_t, 3> const raw{0x3f80, 0x8000, 0x7fff};
+  std::array<T, 3> copied{};
+  std::memcpy(copied.data(), raw.data(), sizeof raw);
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    EXPECT_EQ(copied[i].bits, raw[i]);
+    EXPECT_EQ(std::bit_cast<std::uint16_t>(copied[i]), raw[i]);
+  }
+}
+
+TYPED_TEST(Float16, EveryPatternWidensExactly) {
+  using T = TypeParam;
+  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+    auto const bits = static_cast<std::uint16_t>(b);
+    float const widened = static_cast<float>(T{bits});
+    double const want = reference_value<T>(bits);
+    if (is_nan_bits<T>(bits)) {
+      // The payload moves up unchanged; float16's signaling NaNs come back quiet (vcvtph2ps),
+      // bfloat16's widening is the plain shift.
+      int const shift = 23 - format<T>::mantissa_bits;
+      std::uint32_t expected = ((b & 0x8000u) << 16) | 0x7f800000u | ((b & 0x3ffu) << shift);
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        expected = b << 16;
+      } else {
+        expected |= 0x00400000u;
+      }
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(widened), expected) << b;
+    } else {
+      ASSERT_EQ(static_cast<double>(widened), want) << b;
+      ASSERT_EQ(std::signbit(widened), (b & 0x8000u) != 0) << b;
+    }
+  }
+}
+
+// Every value, the midpoints between neighbours (ties to the even one), and the floats just
+// above and below each midpoint, both signs.
+template <class T>
+std::vector<float> rounding_cases() {
+  std::vector<float> cases;
+  std::uint16_t const largest_finite = format<T>::exponent_mask - 1;
+  for (std::uint16_t b = 0; b <= largest_finite; ++b) {
+    double const low = reference_value<T>(b);
+    double const high = reference_value<T>(static_cast<std::uint16_t>(b + 1));
+    // Past the largest finite value the next "neighbour" is 2^(bias + 1), where inf begins.
+    double const upper = std::isinf(high) ? std::ldexp(1.0, format<T>::exponent_bias + 1) : high;
+    auto const mid = static_cast<float>((low + upper) / 2);  // exact: one more bit than T's
+    float const inf = std::numeric_limits<float>::infinity();
+    for (float v :
+         {static_cast<float>(low), mid, std::nextafter(mid, inf), std::nextafter(mid, -inf)}) {
+      cases.push_back(v);
+      cases.push_back(-v);
+    }
+  }
+  return cases;
+}
+
+template <class T>
+std::vector<float> special_cases() {
+  float const inf = std::numeric_limits<float>::infinity();
+  std::vector<float> cases{0.0f,
+                           -0.0f,
+                           inf,
+                           -inf,
+                           65519.99f,
+                           65520.0f,
+                           -65520.0f,
+                           65504.0f,
+                           std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::min(),
+                           std::numeric_limits<float>::denorm_min(),
+                           0x1p-25f,
+                           0x1.000002p-25f,
+                           0x1p-24f,
+                           0x1.8p-24f,
+                           0x1.ffcp-15f,
+                           0x1.ffep-15f};
+  for (std::uint32_t payload : {0x1u, 0x2000u, 0x12345u, 0x3fffffu, 0x400000u, 0x7fffffu}) {
+    for (std::uint32_t sign : {0u, 0x80000000u}) {
+      cases.push_back(std::bit_cast<float>(sign | 0x7f800000u | payload));
+    }
+  }
+  // Float subnormals: vcvtneps2bf16 flushes them, bfloat16 keeps the large ones.
+  for (std::uint32_t bits : {0x1u, 0x7fffffu, 0x400000u, 0x408000u, 0x418000u, 0x7f8000u}) {
+    cases.push_back(std::bit_cast<float>(bits));
+    cases.push_back(std::bit_cast<float>(bits | 0x80000000u));
+  }
+  return cases;
+}
+
+// Random bit patterns over the whole float range, and random values around T's range.
+std::vector<float> random_cases(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> around(-70000.0f, 70000.0f);
+  std::uniform_int_distribution<int> small_exponent(-30, 5);
+  std::vector<float> cases;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const bits = static_cast<std::uint32_t>(rng());
+    cases.push_back(std::bit_cast<float>(bits));
+    cases.push_back(i % 2 == 0 ? around(rng)
+                               : std::ldexp(around(rng) / 70000.0f, small_exponent(rng)));
+  }
+  return cases;
+}
+
+TYPED_TEST(Float16, EveryValueRoundTrips) {
+  using T = TypeParam;
+  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+    auto const bits = static_cast<std::uint16_t>(b);
+    std::uint16_t const back = T::from_float(static_cast<float>(T{bits})).bits;
+    // A signaling NaN comes back quiet.
+    auto const want =
+        static_cast<std::uint16_t>(is_nan_bits<T>(bits) ? bits | format<T>::quiet_bit : bits);
+    ASSERT_EQ(back, want) << b;
+  }
+}
+
+TYPED_TEST(Float16, NarrowingRoundsToNearestEven) {
+  using T = TypeParam;
+  for (std::vector<float> const& cases :
+       {rounding_cases<T>(), special_cases<T>(), random_cases(500000, 7)}) {
+    for (float const x : cases) {
+      ASSERT_EQ(narrowing_error<T>(x), "");
+    }
+  }
+}
+
+TEST(Float16Values, KnownResults) {
+  EXPECT_EQ(float16::from_float(65519.99f).bits, 0x7bff);
+  EXPECT_EQ(float16::from_float(65520.0f).bits, 0x7c00);
+  EXPECT_EQ(float16::from_float(-65520.0f).bits, 0xfc00);
+  EXPECT_EQ(float16::from_float(0x1p-25f).bits, 0x0000);         // tie to even: 0
+  EXPECT_EQ(float16::from_float(0x1.000002p-25f).bits, 0x0001);  // above the tie
+  EXPECT_EQ(float16::from_float(0x1.8p-24f).bits, 0x0002);       // tie to even: 2
+  EXPECT_EQ(float16::from_float(-0.0f).bits, 0x8000);
+  EXPECT_EQ(bfloat16::from_float(std::bit_cast<float>(0x007fffffu)).bits, 0x0080);
+  EXPECT_EQ(bfloat16::from_float(std::bit_cast<float>(0x3f808000u)).bits, 0x3f80);  // tie: even
+  EXPECT_EQ(bfloat16::from_float(std::bit_cast<float>(0x3f818000u)).bits, 0x3f82);  // tie: even
+  EXPECT_EQ(bfloat16::from_float(std::numeric_limits<float>::max()).bits, 0x7f80);
+  EXPECT_EQ(bfloat16::from_float(std::bit_cast<float>(0xff800001u)).bits, 0xffc0);
+}
+
+// The SIMD conversions (math::store16 / load16, what the span kernels use) give the scalar bits,
+// at each batch width the target has.
+template <class T, class Arch>
+void expect_simd_conversions_match_scalar(std::vector<float> const& cases) {
+  using B = xsimd::batch<float, Arch>;
+  std::vector<float> padded(cases);
+  padded.resize((cases.size() + B::size - 1) / B::size * B::size, 0.0f);
+  std::array<T, B::size> narrow{};
+  for (std::size_t i = 0; i < padded.size(); i += B::size) {
+    math::store16(B::load_unaligned(padded.data() + i), narrow.data());
+    for (std::size_t k = 0; k < B::size; ++k) {
+      ASSERT_EQ(narrow[k].bits, T::from_float(padded[i + k]).bits)
+          << "x bits " << std::bit_cast<std::uint32_t>(padded[i + k]) << " width " << B::size;
+    }
+  }
+  std::array<T, B::size> wide_in{};
+  std::array<float, B::size> wide_out{};
+  for (std::uint32_t b = 0; b <= 0xffff; b += B::size) {
+    for (std::size_t k = 0; k < B::size; ++k) {
+      wide_in[k].bits = static_cast<std::uint16_t>(b + k);
+    }
+    math::load16<B>(wide_in.data()).store_unaligned(wide_out.data());
+    for (std::size_t k = 0; k < B::size; ++k) {
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(wide_out[k]),
+                std::bit_cast<std::uint32_t>(static_cast<float>(wide_in[k])))
+          << "bits " << (b + k) << " width " << B::size;
+    }
+  }
+}
+
+TYPED_TEST(Float16, SimdConversionsMatchScalar) {
+  using T = TypeParam;
+  std::vector<float> cases = rounding_cases<T>();
+  for (std::vector<float> const& more : {special_cases<T>(), random_cases(500000, 11)}) {
+    cases.insert(cases.end(), more.begin(), more.end());
+  }
+  // Widened 16-bit values and lone float subnormals in an otherwise normal batch.
+  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+    cases.push_back(std::bit_cast<float>(b << 16));
+    cases.push_back(std::bit_cast<float>(b));
+  }
+  expect_simd_conversions_match_scalar<T, xsimd::default_arch>(cases);
+#if defined(__AVX2__)
+  expect_simd_conversions_match_scalar<T, xsimd::avx2>(cases);
+#endif
+#if defined(__SSE4_2__)
+  expect_simd_conversions_match_scalar<T, xsimd::sse4_2>(cases);
+#endif
+#if defined(__SSE2__)
+  expect_simd_conversions_match_scalar<T, xsimd::sse2>(cases);
+#endif
+}
+
+// ---- span kernels -----------------------------------------------------------------------------
+
+auto const kernel_functors =
+    std::make_tuple(nonlin::sigmoid{}, nonlin::tanh{}, nonlin::gelu_tanh{}, nonlin::silu{},
+                    nonlin::relu{}, nonlin::elu{}, nonlin::fast::sigmoid{});
+constexpr std::array<char const*, 7> kernel_functor_names{"sigmoid", "tanh", "gelu_tanh",    "silu",
+                                                          "relu",    "elu",  "fast::sigmoid"};
+
+template <class Body>
+void for_each_kernel_functor(Body const& body) {
+  std::size_t index = 0;
+  auto const traced = [&](auto const& f) {
+    SCOPED_TRACE(kernel_functor_names[index++]);
+    body(f);
+  };
+  std::apply([&](auto const&... f) { (traced(f), ...); }, kernel_functors);
+}
+
+template <class T>
+std::vector<T> every_pattern() {
+  std::vector<T> all(0x10000);
+  for (std::size_t b = 0; b < all.size(); ++b) {
+    all[b].bits = static_cast<std::uint16_t>(b);
+  }
+  return all;
+}
+
+template <class T>
+std::vector<T> gradients(std::size_t n) {
+  std::array<float, 3> const values{1.0f, -0.5f, 3.0f};
+  std::vector<T> dy(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    dy[i] = T::from_float(values[i % values.size()]);
+  }
+  return dy;
+}
+
+// Bit for bit, any NaN equal to any NaN (as the float kernels' tests).
+template <class T>
+bool same_bits(T a, T b) {
+  return a.bits == b.bits || (is_nan_bits<T>(a.bits) && is_nan_bits<T>(b.bits));
+}
+
+// The kernels' results on x, dy against the scalar functor, rounded once.
+template <class T, class F>
+void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T const> dy) {
+  std::size_t const n = x.size();
+  std::vector<T> y(n + 1, T{0x1234});
+  std::vector<T> dx(n + 1, T{0x1234});
+  forward(f, x, std::span<T>(y.data(), n));
+  backward(f, x, dy, std::span<T>(dx.data(), n));
+  ASSERT_EQ(y[n].bits, 0x1234) << "wrote past the end";
+  ASSERT_EQ(dx[n].bits, 0x1234) << "wrote past the end";
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const xi = static_cast<float>(x[i]);
+    auto const dyi = static_cast<float>(dy[i]);
+    ASSERT_TRUE(same_bits(y[i], T::from_float(f(xi)))) << "n=" << n << " x bits " << x[i].bits;
+    ASSERT_TRUE(same_bits(dx[i], T::from_float(f.backward(xi, dyi))))
+        << "n=" << n << " x bits " << x[i].bits << " dy " << dyi;
+  }
+  if constexpr (output_differentiable<F, float>) {
+    // x itself serves as the saved output: every pattern of y.
+    std::vector<T> dx_from_output(n);
+    backward_from_output(f, x, dy, std::span<T>(dx_from_output));
+    for (std::size_t i = 0; i < n; ++i) {
+      auto const yi = static_cast<float>(x[i]);
+      auto const dyi = static_cast<float>(dy[i]);
+      ASSERT_TRUE(same_bits(dx_from_output[i], T::from_float(f.backward_from_output(yi, dyi))))
+          << "n=" << n << " y bits " << x[i].bits << " dy " << dyi;
+    }
+  }
+  // In place: y is x, dx is dy.
+  std::vector<T> in_place(x.begin(), x.end());
+  forward(f, std::span<T const>(in_place), std::span<T>(in_place));
+  std::vector<T> grad(dy.begin(), dy.end());
+  backward(f, x, std::span<T const>(grad), std::span<T>(grad));
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(in_place[i].bits, y[i].bits);
+    ASSERT_EQ(grad[i].bits, dx[i].bits);
+  }
+}
+
+TYPED_TEST(Float16, KernelsOnEveryInputMatchTheScalarCall) {
+  using T = TypeParam;
+  std::vector<T> const x = every_pattern<T>();
+  std::vector<T> const dy = gradients<T>(x.size());
+  for_each_kernel_functor([&](auto const& f) {
+    expect_kernels_match_scalar<T>(f, std::span<T const>(x), std::span<T const>(dy));
+  });
+}
+
+TYPED_TEST(Float16, KernelsAtEveryShortLengthAndOffset) {
+  using T = TypeParam;
+  std::vector<T> const all = every_pattern<T>();
+  for_each_kernel_functor([&](auto const& f) {
+    for (std::size_t n = 0; n <= 40; ++n) {
+      for (std::size_t offset = 0; offset <= 3; ++offset) {
+        // A window of moderate and special values: finite values near 1, then a run of others.
+        std::size_t const start = (T::from_float(-2.0f).bits + n * 97 + offset * 13) % 0xffc0;
+        std::vector<T> storage(all.begin() + static_cast<std::ptrdiff_t>(start),
+                               all.begin() + static_cast<std::ptrdiff_t>(start + n + offset));
+        std::vector<T> const dy = gradients<T>(n + offset);
+        expect_kernels_match_scalar<T>(f, std::span<T const>(storage.data() + offset, n),
+                                       std::span<T const>(dy.data() + offset, n));
+      }
+    }
+  });
+}
+
+TYPED_TEST(Float16, RangeOverloadsTakeVectors) {
+  using T = TypeParam;
+  std::vector<T> const x = gradients<T>(37);
+  std::vector<T> y(37);
+  std::vector<T> dx(37);
+  forward(nonlin::sigmoid{}, x, y);
+  backward(nonlin::sigmoid{}, x, x, dx);
+  backward_from_output(nonlin::sigmoid{}, y, x, dx);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(y[i].bits, T::from_float(nonlin::sigmoid{}(static_cast<float>(x[i]))).bits);
+  }
+}
+
+TYPED_TEST(Float16, BadArgumentsThrowBeforeWriting) {
+  using T = TypeParam;
+  std::vector<T> x(10, T::from_float(1.0f));
+  std::vector<T> short_out(9, T{0x1234});
+  EXPECT_THROW(forward(nonlin::sigmoid{}, x, short_out), std::invalid_argument);
+  for (T const v : short_out) {
+    ASSERT_EQ(v.bits, 0x1234);
+  }
+  // y starts one element into x.
+  std::vector<T> buffer(11, T::from_float(1.0f));
+  EXPECT_THROW(forward(nonlin::sigmoid{}, std::span<T const>(buffer.data(), 10),
+                       std::span<T>(buffer.data() + 1, 10)),
+               std::invalid_argument);
+  EXPECT_THROW(backward(nonlin::sigmoid{}, std::span<T const>(buffer.data(), 10),
+                        std::span<T const>(x), std::span<T>(buffer.data() + 1, 10)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nonlin::test
