@@ -328,6 +328,29 @@ TEST(SoftmaxDouble, BackwardsMatchCentralDifferences) {
   }
 }
 
+// The directional derivative of a cross-entropy loss along v, central differences against
+// <dz, v>: loss(moved, dz) returns the loss at `moved` and writes its gradient into dz.
+template <class Loss>
+void expect_directional_gradient(std::vector<double> const& x, std::vector<double> const& v,
+                                 Loss const& loss, std::string const& what) {
+  auto loss_at = [&](double step, std::vector<double>& dz) {
+    std::vector<double> moved(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      moved[i] = x[i] + step * v[i];
+    }
+    return loss(moved, dz);
+  };
+  std::vector<double> dz(x.size()), scratch(x.size());
+  loss_at(0, dz);
+  double const h = 1e-5;
+  double const cd = (loss_at(h, scratch) - loss_at(-h, scratch)) / (2 * h);
+  double analytic = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    analytic += dz[i] * v[i];
+  }
+  EXPECT_NEAR(analytic, cd, 1e-7 * std::max(1.0, std::abs(cd))) << what;
+}
+
 TEST(SoftmaxDouble, CrossEntropyGradientMatchesCentralDifferences) {
   std::mt19937 rng(3);
   std::normal_distribution<double> normal(0, 2);
@@ -352,33 +375,17 @@ TEST(SoftmaxDouble, CrossEntropyGradientMatchesCentralDifferences) {
   for (double t : {0.7, 1.0, 2.0}) {
     for (reduction red : {reduction::sum, reduction::mean}) {
       for (bool soft : {false, true}) {
-        auto loss_at = [&](double step, std::vector<double>* grad) {
-          std::vector<double> moved(x.size()), dz(x.size());
-          for (std::size_t i = 0; i < x.size(); ++i) {
-            moved[i] = x[i] + step * v[i];
-          }
-          double const l = soft ? softmax_cross_entropy(
-                                      softmax{.temperature = t}, std::span<double const>(moved),
-                                      std::span<double const>(q), std::span<double>(dz), cols, red)
-                                : softmax_cross_entropy(softmax{.temperature = t},
-                                                        std::span<double const>(moved),
-                                                        std::span<std::int64_t const>(targets),
-                                                        std::span<double>(dz), cols, red);
-          if (grad != nullptr) {
-            *grad = dz;
-          }
-          return l;
+        auto loss = [&](std::vector<double> const& moved, std::vector<double>& dz) {
+          return soft ? softmax_cross_entropy(
+                            softmax{.temperature = t}, std::span<double const>(moved),
+                            std::span<double const>(q), std::span<double>(dz), cols, red)
+                      : softmax_cross_entropy(softmax{.temperature = t},
+                                              std::span<double const>(moved),
+                                              std::span<std::int64_t const>(targets),
+                                              std::span<double>(dz), cols, red);
         };
-        std::vector<double> dz;
-        loss_at(0, &dz);
-        double const h = 1e-5;
-        double const cd = (loss_at(h, nullptr) - loss_at(-h, nullptr)) / (2 * h);
-        double analytic = 0;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          analytic += dz[i] * v[i];
-        }
-        EXPECT_NEAR(analytic, cd, 1e-7 * std::max(1.0, std::abs(cd)))
-            << "T " << t << " soft " << soft;
+        expect_directional_gradient(x, v, loss,
+                                    "T " + std::to_string(t) + " soft " + std::to_string(soft));
       }
     }
   }
@@ -774,33 +781,16 @@ TEST(SoftmaxDouble, CrossEntropyWeightedSmoothedGradientMatchesCentralDifference
       for (bool soft : {false, true}) {
         cross_entropy_options<double> const o{
             .reduce = red, .label_smoothing = 0.2, .weight = std::span<double const>(w)};
-        auto loss_at = [&](double step, std::vector<double>* grad) {
-          std::vector<double> moved(x.size()), dz(x.size());
-          for (std::size_t i = 0; i < x.size(); ++i) {
-            moved[i] = x[i] + step * v[i];
-          }
-          double const l = soft ? softmax_cross_entropy(
-                                      softmax{.temperature = t}, std::span<double const>(moved),
-                                      std::span<double const>(q), std::span<double>(dz), cols, o)
-                                : softmax_cross_entropy(softmax{.temperature = t},
-                                                        std::span<double const>(moved),
-                                                        std::span<std::int64_t const>(targets),
-                                                        std::span<double>(dz), cols, o);
-          if (grad != nullptr) {
-            *grad = dz;
-          }
-          return l;
+        auto loss = [&](std::vector<double> const& moved, std::vector<double>& dz) {
+          return soft ? softmax_cross_entropy(
+                            softmax{.temperature = t}, std::span<double const>(moved),
+                            std::span<double const>(q), std::span<double>(dz), cols, o)
+                      : softmax_cross_entropy(
+                            softmax{.temperature = t}, std::span<double const>(moved),
+                            std::span<std::int64_t const>(targets), std::span<double>(dz), cols, o);
         };
-        std::vector<double> dz;
-        loss_at(0, &dz);
-        double const h = 1e-5;
-        double const cd = (loss_at(h, nullptr) - loss_at(-h, nullptr)) / (2 * h);
-        double analytic = 0;
-        for (std::size_t i = 0; i < x.size(); ++i) {
-          analytic += dz[i] * v[i];
-        }
-        EXPECT_NEAR(analytic, cd, 1e-7 * std::max(1.0, std::abs(cd)))
-            << "T " << t << " soft " << soft;
+        expect_directional_gradient(x, v, loss,
+                                    "T " + std::to_string(t) + " soft " + std::to_string(soft));
       }
     }
   }

@@ -87,16 +87,7 @@ void backward_with_bias(F const& f, std::span<T const> x, std::span<T const> bia
                         prelu_shape shape) {
   char const* where = "nonlin::backward_with_bias";
   detail::require_bias_arguments(where, shape, x.size(), bias.size());
-  detail::require_same_size<T>(where, "x", x, "dy", dy);
-  detail::require_same_size<T>(where, "x", x, "dx", dx);
-  detail::require_same_size<T>(where, "bias", bias, "dbias", std::span<T const>(dbias));
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  detail::require_disjoint<T, T>(where, "dx", dx, "bias", bias);
-  detail::require_disjoint<T, T>(where, "dbias", dbias, "x", x);
-  detail::require_disjoint<T, T>(where, "dbias", dbias, "bias", bias);
-  detail::require_disjoint<T, T>(where, "dbias", dbias, "dy", dy);
-  detail::require_disjoint<T, T>(where, "dbias", dbias, "dx", dx);
+  detail::require_channel_backward(where, x, "bias", bias, dy, dx, "dbias", dbias);
   using batch = xsimd::batch<T, Arch>;
   constexpr std::size_t width = batch::size;
   std::size_t const channels = shape.channels;

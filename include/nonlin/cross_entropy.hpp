@@ -78,6 +78,29 @@ void require_losses(char const* where, std::span<T> losses, std::size_t rows, re
   require_disjoint<T, Q>(where, "losses", out, targets_name, targets);
 }
 
+// Hard targets: one per row (or position), each a class in [0, classes) or ignore_index, and
+// apart from dz, which is written row by row while the later rows' targets are still to be read.
+template <class T>
+void require_targets(char const* where, std::span<std::int64_t const> targets, std::span<T> dz,
+                     std::size_t count, char const* what, std::size_t classes,
+                     std::int64_t ignore_index) {
+  require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
+  if (targets.size() != count) {
+    throw std::invalid_argument(std::string(where) + ": targets has " +
+                                std::to_string(targets.size()) + " elements but there are " +
+                                std::to_string(count) + " " + what);
+  }
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    std::int64_t const c = targets[k];
+    if (c != ignore_index && (c < 0 || static_cast<std::size_t>(c) >= classes)) {
+      throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(k) +
+                                  "] = " + std::to_string(c) + " is not a class in [0, " +
+                                  std::to_string(classes) +
+                                  ") nor ignore_index=" + std::to_string(ignore_index));
+    }
+  }
+}
+
 // label_smoothing in [0, 1]; weight one finite, non-negative value per class, apart from the
 // outputs.
 template <class T>
@@ -239,21 +262,8 @@ T cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
     require_disjoint<T, T>(where, "dz", dz, "q", q);
     require_losses(where, o.losses, positions, o.reduce, logits, dz, "q", q);
   } else {
-    require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
-    if (targets.size() != positions) {
-      throw std::invalid_argument(std::string(where) + ": targets has " +
-                                  std::to_string(targets.size()) + " elements but there are " +
-                                  std::to_string(positions) + " positions (outer x inner)");
-    }
-    for (std::size_t k = 0; k < positions; ++k) {
-      std::int64_t const c = targets[k];
-      if (c != o.ignore_index && (c < 0 || static_cast<std::size_t>(c) >= classes)) {
-        throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(k) +
-                                    "] = " + std::to_string(c) + " is not a class in [0, " +
-                                    std::to_string(classes) +
-                                    ") nor ignore_index=" + std::to_string(o.ignore_index));
-      }
-    }
+    require_targets(where, targets, dz, positions, "positions (outer x inner)", classes,
+                    o.ignore_index);
     require_losses(where, o.losses, positions, o.reduce, logits, dz, "targets", targets);
   }
   require_cross_entropy_options(where, o, classes, dz);
@@ -269,7 +279,9 @@ T cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
   }
   T const counted = denominator.total();
   T const scale = o.reduce != reduction::mean ? T(1) : (counted > T(0) ? T(1) / counted : T(0));
-  std::vector<T> z_block(inner * classes), g_block(inner * classes), losses_block(inner);
+  std::vector<T> z_block(inner * classes);
+  std::vector<T> g_block(inner * classes);
+  std::vector<T> losses_block(inner);
   std::vector<T> q_block(soft ? inner * classes : 0);
   cross_entropy_options<T> block = o;
   block.reduce = reduction::sum;
@@ -319,22 +331,7 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
                         cross_entropy_options<T> const& o) {
   char const* where = "nonlin::softmax_cross_entropy";
   axis_layout const shape = detail::require_logits(where, f, logits, dz, cols);
-  // dz is written row by row while the later rows' targets are still to be read.
-  detail::require_disjoint<T, std::int64_t>(where, "dz", dz, "targets", targets);
-  if (targets.size() != shape.outer) {
-    throw std::invalid_argument(std::string(where) + ": targets has " +
-                                std::to_string(targets.size()) + " elements but there are " +
-                                std::to_string(shape.outer) + " rows");
-  }
-  for (std::size_t row = 0; row < targets.size(); ++row) {
-    std::int64_t const k = targets[row];
-    if (k != o.ignore_index && (k < 0 || static_cast<std::size_t>(k) >= cols)) {
-      throw std::invalid_argument(std::string(where) + ": targets[" + std::to_string(row) +
-                                  "] = " + std::to_string(k) + " is not a class in [0, " +
-                                  std::to_string(cols) +
-                                  ") nor ignore_index=" + std::to_string(o.ignore_index));
-    }
-  }
+  detail::require_targets(where, targets, dz, shape.outer, "rows", cols, o.ignore_index);
   detail::require_losses(where, o.losses, shape.outer, o.reduce, logits, dz, "targets", targets);
   detail::require_cross_entropy_options(where, o, cols, dz);
   return detail::cross_entropy_rows<Arch>(

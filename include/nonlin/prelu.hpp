@@ -74,6 +74,25 @@ void for_each_block(prelu_shape shape, F&& f) {
     }
   }
 }
+// The arrays of a backward with a per-channel parameter p (PReLU's alpha, a bias): dy and dx the
+// size of x, dp the size of p; dx may be x or dy itself but must be apart from p; dp is written
+// first (or accumulated while dx is), so it must be apart from everything else.
+template <class T>
+void require_channel_backward(char const* where, std::span<T const> x, char const* p_name,
+                              std::span<T const> p, std::span<T const> dy, std::span<T> dx,
+                              char const* dp_name, std::span<T> dp) {
+  require_same_size<T>(where, "x", x, "dy", dy);
+  require_same_size<T>(where, "x", x, "dx", dx);
+  require_same_size<T>(where, p_name, p, dp_name, std::span<T const>(dp));
+  require_no_partial_overlap<T>(where, "dx", dx, "x", x);
+  require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  require_disjoint<T, T>(where, "dx", dx, p_name, p);
+  require_disjoint<T, T>(where, dp_name, dp, "x", x);
+  require_disjoint<T, T>(where, dp_name, dp, p_name, p);
+  require_disjoint<T, T>(where, dp_name, dp, "dy", dy);
+  require_disjoint<T, T>(where, dp_name, dp, "dx", std::span<T const>(dx));
+}
+
 // The sum of dy x over the positions with x < 0: each product exact, the sum compensated
 // (math::compensated_sum), so that terms which cancel (mixed signs) leave the exact sum rounded
 // about once (issue 10 measured 9-14 ulp lost by the plain sum).
@@ -106,17 +125,7 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
                     std::span<T> dx, std::span<T> dalpha, prelu_shape shape) {
   char const* where = "nonlin::prelu_backward";
   detail::require_prelu_arguments(where, shape, x.size(), alpha.size());
-  detail::require_same_size<T>(where, "x", x, "dy", dy);
-  detail::require_same_size<T>(where, "x", x, "dx", dx);
-  detail::require_same_size<T>(where, "alpha", alpha, "dalpha", std::span<T const>(dalpha));
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
-  detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  detail::require_disjoint<T, T>(where, "dx", dx, "alpha", alpha);
-  // dalpha is written first, so it must be apart from everything else.
-  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "x", x);
-  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "alpha", alpha);
-  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "dy", dy);
-  detail::require_disjoint<T, T>(where, "dalpha", dalpha, "dx", dx);
+  detail::require_channel_backward(where, x, "alpha", alpha, dy, dx, "dalpha", dalpha);
   using batch = xsimd::batch<T, Arch>;
   // The alpha gradient is summed before dx is written, since dx may overwrite x or dy: for each
   // alpha entry, one compensated sum over every block that shares it.
