@@ -58,8 +58,11 @@ constexpr V bfloat16_bits_from_float(V const& u) noexcept {
   V const magnitude = u & V(0x7fffffff);
   // Adding 0x7fff plus the kept part's lowest bit rounds to nearest, ties to even; a carry
   // moves into the exponent, up to inf past the largest bfloat16. Subnormals are rounded too
-  // (vcvtneps2bf16 flushes them; convert16.hpp fixes those lanes up).
-  V const rounded = (magnitude + V(0x7fff) + ((magnitude >> 16) & V(1))) >> 16;
+  // (vcvtneps2bf16 flushes them; convert16.hpp fixes those lanes up). NaN magnitudes are held
+  // at inf's for this sum, which would overflow int32 for them (UB in the scalar code; the NaN
+  // lanes take quiet_nan below either way).
+  V const finite = pick(magnitude > V(float_infinity), V(float_infinity), magnitude);
+  V const rounded = (finite + V(0x7fff) + ((finite >> 16) & V(1))) >> 16;
   // A NaN keeps its sign and top payload bits with the quiet bit set: a NaN never rounds to inf.
   V const quiet_nan = (magnitude >> 16) | V(0x0040);
   return sign16(u) | pick(magnitude > V(float_infinity), quiet_nan, rounded);
