@@ -40,6 +40,13 @@ TYPED_TEST(SpecialValues, NanPropagatesThroughEveryMember) {
     EXPECT_TRUE(std::isnan(lane(f(nan), 0)));
     EXPECT_TRUE(std::isnan(lane(f.derivative(nan), 0)));
     EXPECT_TRUE(std::isnan(lane(f.backward(nan, V(T(1))), 0)));
+    // From the output: a NaN y (the output of a NaN x) gives NaN, also where no keep_nan
+    // select guards it (the ELU family's y + alpha carries it).
+    using F = std::remove_cvref_t<decltype(f)>;
+    if constexpr (output_differentiable<F, V>) {
+      EXPECT_TRUE(std::isnan(lane(f.derivative_from_output(nan), 0)));
+      EXPECT_TRUE(std::isnan(lane(f.backward_from_output(nan, V(T(1))), 0)));
+    }
   });
 }
 

@@ -28,8 +28,9 @@ inline V exponential_linear(V x, V scaled_x, math::double_float<V> scale_alpha, 
 template <real_value V>
 inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_scale, V width) {
   V const negative_part = math::clamp_above(x, V(0)) / width;
-  V const left = math::times(math::exp_split_nonpositive(negative_part), left_scale);
-  return math::keep_nan(x, math::select(x > V(0), scale, left));
+  // A NaN x stays NaN through the clamp and the exp, and takes the left side.
+  V const left = math::times(math::exp_scaled_nonpositive(negative_part), left_scale);
+  return math::select(x > V(0), scale, left);
 }
 // dy times the derivative, rounded once also where alpha e^(x / width) alone is below the
 // normal range (math::with_product_tail).
@@ -39,7 +40,7 @@ inline V exponential_linear_backward(V x, V dy, V scale, math::double_float<V> l
   V const negative_part = math::clamp_above(x, V(0)) / width;
   V const common = dy * exponential_linear_derivative(x, scale, left_scale, width);
   auto tail = [](V arg, math::double_float<V> k, V factor) {
-    auto e = math::exp_split_nonpositive<math::exp_range::product>(arg);
+    auto e = math::exp_scaled_nonpositive<math::exp_range::product>(arg);
     return math::scale_times(math::unscaled_times(e, k), e.n, factor);
   };
   return math::with_product_tail(common, negative_part, tail, negative_part, left_scale, dy);
@@ -68,7 +69,7 @@ struct elu {
   }
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
-    return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), y + math::c<V>(alpha)));
+    return math::select(y > V(0), math::c<V>(1), y + math::c<V>(alpha));  // NaN: y + alpha
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
@@ -99,7 +100,7 @@ struct selu {
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
     auto la = lambda_alpha<V>();
-    return math::keep_nan(y, math::select(y > V(0), lambda<V>(), (y + la.hi) + la.lo));
+    return math::select(y > V(0), lambda<V>(), (y + la.hi) + la.lo);  // NaN: the sum
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
@@ -150,7 +151,7 @@ struct celu {
   template <real_value V>
   V derivative_from_output(V y) const noexcept {
     V const left = math::c<V>(1) + y / math::c<V>(alpha);
-    return math::keep_nan(y, math::select(y > V(0), math::c<V>(1), left));
+    return math::select(y > V(0), math::c<V>(1), left);  // NaN: left
   }
   template <real_value V>
   V backward_from_output(V y, V dy) const noexcept {
