@@ -194,11 +194,11 @@ inline V sigmoid_times(V const& z, V const& dy) noexcept {
   return math::with_product_tail(dy * math::sigmoid(z), z, tail, math::neg(math::abs(z)), dy);
 }
 
-// log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|).
+// log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1] (or NaN).
 template <real_value V>
 inline V softplus(V const& z) noexcept {
   V const e = math::exp_nonpositive(math::neg(math::abs(z)));
-  return math::select(z > V(0), z, V(0)) + math::log1p(e);
+  return math::select(z > V(0), z, V(0)) + math::log1p_above_minus_one(e);
 }
 
 // -|z| for z = z.hi + z.lo as hi + lo (lo 0 where z.hi is infinite, where two_product leaves no
