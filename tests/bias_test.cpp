@@ -2,7 +2,8 @@
 // forward_with_bias / backward_with_bias: y and dx are the span kernels' results on x + b bit for
 // bit, in both layouts (inner = 1 and NCHW-like), in place; dbias is the sum of dx (against a
 // long double sum); the whole (x, b) gradient matches central differences; bad arguments throw
-// before anything is written.
+// before anything is written. The gated forms (gated_*_fused_with_bias) the same way against
+// gated_*_fused on x + b, in both splits.
 
 #include <cmath>
 #include <cstddef>
@@ -158,6 +159,111 @@ TYPED_TEST(Bias, BadArgumentsThrowBeforeAnythingIsWritten) {
                std::invalid_argument);
   for (T v : y) EXPECT_EQ(v, T(7));
   for (T v : dy) EXPECT_EQ(v, T(1));
+}
+
+// The column sums of dx (rows, width) against a long double sum: within 2 eps of the larger of
+// the sum and 1e-6 of the sum of magnitudes.
+template <class T>
+void expect_column_sums(std::vector<T> const& dx, std::vector<T> const& db, std::size_t rows) {
+  std::size_t const width = db.size();
+  for (std::size_t c = 0; c < width; ++c) {
+    long double sum = 0;
+    long double magnitude = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+      sum += static_cast<long double>(dx[r * width + c]);
+      magnitude += std::fabs(static_cast<long double>(dx[r * width + c]));
+    }
+    long double const tolerance = 2 * static_cast<long double>(std::numeric_limits<T>::epsilon()) *
+                                  std::max(std::fabs(sum), magnitude * 1e-6L);
+    EXPECT_LE(std::fabs(static_cast<long double>(db[c]) - sum), tolerance) << c;
+  }
+}
+
+TYPED_TEST(Bias, GatedEqualsTheFusedKernelsOnXPlusBAndDbiasIsTheSumOfDx) {
+  using T = TypeParam;
+  for (std::size_t const rows : {std::size_t{1}, std::size_t{5}}) {
+    for (std::size_t const half : {std::size_t{3}, std::size_t{37}}) {
+      std::size_t const size = rows * 2 * half;
+      std::vector<T> const x = values<T>(size, 7, 2);
+      std::vector<T> const dy = values<T>(rows * half, 8, 1);
+      std::vector<T> const b = values<T>(2 * half, 9, 1);
+      std::vector<T> pre(size);
+      for (std::size_t k = 0; k < size; ++k) pre[k] = x[k] + b[k % (2 * half)];
+      auto check = [&](auto const& f, glu_split split) {
+        std::vector<T> out(rows * half), expected_out(rows * half);
+        gated_forward_fused_with_bias(f, std::span<T const>(x), std::span<T const>(b),
+                                      std::span<T>(out), rows, split);
+        gated_forward_fused(f, std::span<T const>(pre), std::span<T>(expected_out), rows, split);
+        EXPECT_EQ(std::memcmp(out.data(), expected_out.data(), out.size() * sizeof(T)), 0);
+        std::vector<T> dx(size), expected_dx(size), db(2 * half);
+        gated_backward_fused_with_bias(f, std::span<T const>(x), std::span<T const>(b),
+                                       std::span<T const>(dy), std::span<T>(dx), std::span<T>(db),
+                                       rows, split);
+        gated_backward_fused(f, std::span<T const>(pre), std::span<T const>(dy),
+                             std::span<T>(expected_dx), rows, split);
+        EXPECT_EQ(std::memcmp(dx.data(), expected_dx.data(), size * sizeof(T)), 0);
+        expect_column_sums(dx, db, rows);
+        // In place: dx over x.
+        std::vector<T> in_place = x, db2(2 * half);
+        gated_backward_fused_with_bias(f, std::span<T const>(in_place), std::span<T const>(b),
+                                       std::span<T const>(dy), std::span<T>(in_place),
+                                       std::span<T>(db2), rows, split);
+        EXPECT_EQ(std::memcmp(in_place.data(), dx.data(), size * sizeof(T)), 0);
+        EXPECT_EQ(std::memcmp(db2.data(), db.data(), db.size() * sizeof(T)), 0);
+      };
+      for (glu_split split : {glu_split::value_first, glu_split::gate_first}) {
+        check(swiglu{}, split);
+        check(geglu{}, split);
+        check(reglu{}, split);
+        check(glu{}, split);
+      }
+    }
+  }
+}
+
+TYPED_TEST(Bias, GatedBadArgumentsThrowBeforeAnythingIsWritten) {
+  using T = TypeParam;
+  std::size_t const rows = 2;
+  std::size_t const half = 3;
+  std::vector<T> const x(rows * 2 * half, T(1));
+  std::vector<T> const b(2 * half, T(0.5));
+  std::vector<T> const short_b(half, T(0.5));
+  std::vector<T> out(rows * half, T(7)), dx(rows * 2 * half, T(7)), db(2 * half, T(7));
+  std::vector<T> dy(rows * half, T(1));
+  auto const unchanged = [&] {
+    for (T v : out) EXPECT_EQ(v, T(7));
+    for (T v : dx) EXPECT_EQ(v, T(7));
+    for (T v : db) EXPECT_EQ(v, T(7));
+    for (T v : dy) EXPECT_EQ(v, T(1));
+  };
+  EXPECT_THROW(
+      gated_forward_fused_with_bias(swiglu{}, std::span<T const>(x), std::span<T const>(short_b),
+                                    std::span<T>(out), rows, glu_split::gate_first),
+      std::invalid_argument);
+  EXPECT_THROW(gated_backward_fused_with_bias(
+                   swiglu{}, std::span<T const>(x), std::span<T const>(b), std::span<T const>(dy),
+                   std::span<T>(dx), std::span<T>(db).subspan(1), rows, glu_split::gate_first),
+               std::invalid_argument);
+  // dbias over dx, dx over the bias.
+  EXPECT_THROW(gated_backward_fused_with_bias(
+                   swiglu{}, std::span<T const>(x), std::span<T const>(b), std::span<T const>(dy),
+                   std::span<T>(dx), std::span<T>(dx).subspan(0, 6), rows, glu_split::gate_first),
+               std::invalid_argument);
+  std::vector<T> shared(rows * 2 * half, T(7));
+  EXPECT_THROW(gated_backward_fused_with_bias(swiglu{}, std::span<T const>(x),
+                                              std::span<T const>(shared).subspan(0, 6),
+                                              std::span<T const>(dy), std::span<T>(shared),
+                                              std::span<T>(db), rows, glu_split::gate_first),
+               std::invalid_argument);
+  unchanged();
+  for (T v : shared) EXPECT_EQ(v, T(7));
+  // No rows: nothing to do, dbias all zeros.
+  std::vector<T> none;
+  std::vector<T> db0(4, T(7));
+  gated_backward_fused_with_bias(swiglu{}, std::span<T const>(none),
+                                 std::span<T const>(b).subspan(0, 4), std::span<T const>(none),
+                                 std::span<T>(none), std::span<T>(db0), 0, glu_split::gate_first);
+  for (T v : db0) EXPECT_EQ(v, T(0));
 }
 
 }  // namespace

@@ -22,6 +22,15 @@
 // binary_mul by dy in place, binary_mul dy * value into d_gate, and eltwise_backward (from the
 // gate) in place on d_gate. glu is logistic, reglu relu, geglu gelu_erf, swiglu swish (alpha 1).
 //
+// Bias + activation forward (peer::bias, for bench/bias_bench.cpp): one binary primitive,
+// binary_add of src0 = x as a (tokens, features) tensor and src1 = bias as (1, features), broadcast
+// over the tokens, with the activation as an eltwise post-op (primitive_attr, post_ops::
+// append_eltwise), the one-pass way a framework fuses a Linear's bias with its activation. The
+// primitive and memory objects bound to the caller's arrays are all created by the prepare call
+// (the benchmark's setup); the returned callable only executes and waits. No backward: oneDNN has
+// no primitive for bias + activation backward (it would be eltwise_backward, then a reduction
+// primitive for the bias gradient).
+//
 // Left out: step (no algorithm), the backward of squared_relu (dy * 2 relu(x) is a product of two
 // tensors: a binary primitive and a scratch buffer), and backward-from-output where oneDNN has no
 // *_use_dst_for_bwd algorithm (selu, log_sigmoid, softplus).
@@ -50,6 +59,7 @@
 #include <dnnl.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -386,6 +396,39 @@ void gated_backward(float const* value, float const* gate, float const* dy, floa
   ctx().stream.wait();
 }
 
+// Bias + activation forward: binary_add (x, bias broadcast over the rows) with act as a post-op.
+template <op const& A>
+std::function<void()> bias_forward(float const* x, float const* bias, float* y, std::size_t tokens,
+                                   std::size_t features) {
+  if (tokens == 0 || features == 0) {
+    return [] {};
+  }
+  force_one_thread();
+  auto const rows = static_cast<memory::dim>(tokens);
+  auto const cols = static_cast<memory::dim>(features);
+  memory::desc const md({rows, cols}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc const bias_md({1, cols}, memory::data_type::f32, memory::format_tag::ab);
+  dnnl::post_ops po;
+  po.append_eltwise(1.0f, A.alg, A.alpha, A.beta);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  dnnl::binary::desc const d(algorithm::binary_add, md, bias_md, md);
+  dnnl::binary::primitive_desc const pd(d, attr, ctx().engine);
+  struct bound {
+    dnnl::binary prim;
+    std::unordered_map<int, memory> args;
+    void operator()() const {
+      prim.execute(ctx().stream, args);
+      ctx().stream.wait();
+    }
+  };
+  // oneDNN takes void*; x and bias are only read.
+  return bound{dnnl::binary(pd),
+               {{DNNL_ARG_SRC_0, memory(md, ctx().engine, const_cast<float*>(x))},
+                {DNNL_ARG_SRC_1, memory(bias_md, ctx().engine, const_cast<float*>(bias))},
+                {DNNL_ARG_DST, memory(md, ctx().engine, y)}}};
+}
+
 // nonlin's default parameters (README), as oneDNN algorithms.
 constexpr float selu_alpha = 1.67326324235437728481704299167171f;
 constexpr float selu_lambda = 1.05070098735548049341933498529460f;
@@ -532,6 +575,27 @@ peer make_onednn() {
       {"reglu", gated_forward<relu>, gated_backward<relu>},
       {"geglu", gated_forward<gelu_erf>, gated_backward<gelu_erf>},
       {"swiglu", gated_forward<swish>, gated_backward<swish>},
+  };
+  // Bias + activation forward where the activation is one eltwise algorithm (a post-op).
+  p.bias = {
+      {"identity", bias_forward<linear>},
+      {"relu", bias_forward<relu>},
+      {"relu6", bias_forward<relu6>},
+      {"hardtanh", bias_forward<hardtanh>},
+      {"leaky_relu", bias_forward<leaky_relu>},
+      {"elu", bias_forward<elu>},
+      {"celu", bias_forward<elu>},
+      {"sigmoid", bias_forward<logistic>},
+      {"tanh", bias_forward<tanh_op>},
+      {"log_sigmoid", bias_forward<logsigmoid>},
+      {"hardswish", bias_forward<hardswish>},
+      {"softplus", bias_forward<soft_relu>},
+      {"gelu_exact", bias_forward<gelu_erf>},
+      {"gelu_tanh", bias_forward<gelu_tanh>},
+      {"gelu_quick", bias_forward<gelu_quick>},
+      {"silu", bias_forward<swish>},
+      {"swish", bias_forward<swish>},
+      {"mish", bias_forward<mish>},
   };
   return p;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The libraries nonlin is measured against ("peers"), each behind the same plain interface so
-// that the benchmark (bench/activations_bench.cpp, bench/softmax_bench.cpp) and the accuracy
-// tool (tools/accuracy.cpp) time and measure them exactly like nonlin's own span kernels.
+// that the benchmark (bench/activations_bench.cpp, bench/softmax_bench.cpp, bench/bias_bench.cpp)
+// and the accuracy tool (tools/accuracy.cpp) time and measure them exactly like nonlin's own span
+// kernels.
 //
 // A peer implements nonlin's functions with the library's own primitives, the way a user of
 // that library would write them (e.g. SiLU with SLEEF as x / (1 + Sleef_expf16_u10(-x))), with
@@ -17,6 +18,7 @@
 // allocate or create anything.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,14 @@ using gated_forward_kernel = void (*)(float const* value, float const* gate, flo
 using gated_backward_kernel = void (*)(float const* value, float const* gate, float const* dy,
                                        float* d_value, float* d_gate, std::size_t n);
 
+// Bias + activation forward on a (tokens, features) row-major array:
+// y[t * features + c] = f(x[t * features + c] + bias[c]) (nonlin::forward_with_bias). Unlike the
+// kernels above, all setup (primitive, memory objects bound to these very arrays) happens in this
+// call, outside any timed loop; the returned callable only runs the computation (and waits for it).
+// The arrays must outlive the callable.
+using bias_forward_prepare = std::function<void()> (*)(float const* x, float const* bias, float* y,
+                                                       std::size_t tokens, std::size_t features);
+
 struct function_kernels {
   std::string function;  // nonlin's functor name: "sigmoid", "gelu_tanh", "leaky_relu", ...
   forward_kernel forward = nullptr;
@@ -53,6 +63,11 @@ struct gated_kernels {
   gated_backward_kernel backward = nullptr;
 };
 
+struct bias_kernels {
+  std::string function;  // nonlin's functor name, as in function_kernels
+  bias_forward_prepare forward = nullptr;
+};
+
 struct peer {
   std::string name;     // table column: "fastmath", "eigen", "sleef", "xsimd", "onednn"
   std::string version;  // e.g. "Eigen 3.4.0", "SLEEF 3.5.1", "oneDNN 2.6.3 (1 thread)"
@@ -62,6 +77,7 @@ struct peer {
   rows_backward_kernel softmax_backward = nullptr;      // from the output y = softmax(x)
   rows_backward_kernel log_softmax_backward = nullptr;  // from the output y = log_softmax(x)
   std::vector<gated_kernels> gated;
+  std::vector<bias_kernels> bias;  // bench/bias_bench.cpp; only oneDNN (binary + eltwise post-op)
   // false: calls must not overlap (oneDNN's cached primitives and memory objects); the accuracy
   // tool then runs this peer's kernels under a lock.
   bool thread_safe = true;
@@ -78,6 +94,14 @@ struct peer {
     for (auto const& g : gated) {
       if (g.unit == unit) {
         return &g;
+      }
+    }
+    return nullptr;
+  }
+  bias_kernels const* find_bias(std::string const& function) const {
+    for (auto const& b : bias) {
+      if (b.function == function) {
+        return &b;
       }
     }
     return nullptr;
