@@ -49,6 +49,7 @@
 
 #include "peer.hpp"
 #include "textbook.hpp"
+#include "timed.hpp"
 
 #ifndef NONLIN_BENCH_ARCH_FLAGS
 #define NONLIN_BENCH_ARCH_FLAGS ""
@@ -143,20 +144,7 @@ inline T opaque(T v) {
   return v;
 }
 
-// One untimed call first: first touch of a prefix and any one-time setup of a peer (oneDNN
-// creates its primitives on the first call for a size) stay out of the measurement.
-template <class Body>
-void timed(benchmark::State& state, std::size_t n, std::size_t arrays, std::size_t elem_bytes,
-           Body const& body) {
-  body();
-  for (auto _ : state) {
-    body();
-    benchmark::ClobberMemory();
-  }
-  auto const items = static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n);
-  state.SetItemsProcessed(items);
-  state.SetBytesProcessed(items * static_cast<std::int64_t>(arrays * elem_bytes));
-}
+using nonlin::bench::timed;
 
 // ---------------------------------------------------------------------------------------------
 // Registration.

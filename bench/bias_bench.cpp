@@ -34,6 +34,7 @@
 #include <nonlin/nonlin.hpp>
 
 #include "peer.hpp"
+#include "timed.hpp"
 
 namespace {
 
@@ -122,13 +123,7 @@ void add(char const* name, F f) {
               nonlin::forward(f, std::span<float const>(pre), std::span<float>(out));
             }
           };
-          body();
-          for (auto _ : state) {
-            body();
-            benchmark::ClobberMemory();
-          }
-          state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
-                                  static_cast<std::int64_t>(n));
+          nonlin::bench::timed(state, n, backward ? 3 : 2, sizeof(float), body);
         })->Unit(benchmark::kMicrosecond);
       }
       if (backward) {
@@ -150,13 +145,7 @@ void add(char const* name, F f) {
           // Setup, outside the timed loop: primitive and memory objects bound to these arrays.
           std::function<void()> const body =
               prepare(x.data(), b.data(), out.data(), tokens, features);
-          body();
-          for (auto _ : state) {
-            body();
-            benchmark::ClobberMemory();
-          }
-          state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
-                                  static_cast<std::int64_t>(n));
+          nonlin::bench::timed(state, n, backward ? 3 : 2, sizeof(float), body);
         })->Unit(benchmark::kMicrosecond);
       }
     }
@@ -211,13 +200,7 @@ void add_gated(char const* name, F f) {
                                           tokens, split);
             }
           };
-          body();
-          for (auto _ : state) {
-            body();
-            benchmark::ClobberMemory();
-          }
-          state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
-                                  static_cast<std::int64_t>(n));
+          nonlin::bench::timed(state, n, backward ? 3 : 2, sizeof(float), body);
         })->Unit(benchmark::kMicrosecond);
       }
     }

@@ -16,6 +16,8 @@
 #include <nonlin/nonlin.hpp>
 #include <nonlin/parallel.hpp>
 
+#include "timed.hpp"
+
 namespace {
 
 constexpr std::size_t n = std::size_t{1} << 24;
@@ -63,13 +65,7 @@ void add(char const* name, F f) {
               }
             }
           };
-          body();
-          for (auto _ : state) {
-            body();
-            benchmark::ClobberMemory();
-          }
-          state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
-                                  static_cast<std::int64_t>(n));
+          nonlin::bench::timed(state, n, backward ? 3 : 2, sizeof(float), body);
         })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();

@@ -37,26 +37,20 @@ double clock_hz() {
 #define NONLIN_SETUP \
   "vxorps %%xmm14, %%xmm14, %%xmm14\n vbroadcastss %%xmm14, %%zmm15\n vmovaps %%zmm15, %%zmm0\n"
 
+// A timed loop of n iterations of `body` (string literal asm).
+#define NONLIN_PROBE(name, body)                                                   \
+  double name(long n) {                                                            \
+    double const t0 = seconds();                                                   \
+    asm volatile(NONLIN_SETUP "mov %0, %%rcx\n1:\n" body "sub $1, %%rcx\njnz 1b\n" \
+                 :                                                                 \
+                 : "r"(n)                                                          \
+                 : NONLIN_CLOBBERS);                                               \
+    return seconds() - t0;                                                         \
+  }
 // Throughput: 12 independent copies per iteration (zmm0..zmm11 written, zmm14/15 read).
-#define NONLIN_THROUGHPUT(name, make)                                                          \
-  double name(long n) {                                                                        \
-    double const t0 = seconds();                                                               \
-    asm volatile(NONLIN_SETUP "mov %0, %%rcx\n1:\n" NONLIN_X12(make) "sub $1, %%rcx\njnz 1b\n" \
-                 :                                                                             \
-                 : "r"(n)                                                                      \
-                 : NONLIN_CLOBBERS);                                                           \
-    return seconds() - t0;                                                                     \
-  }
+#define NONLIN_THROUGHPUT(name, make) NONLIN_PROBE(name, NONLIN_X12(make))
 // Latency: 8 copies per iteration, each reading the previous one's result (zmm0).
-#define NONLIN_LATENCY(name, text)                                                            \
-  double name(long n) {                                                                       \
-    double const t0 = seconds();                                                              \
-    asm volatile(NONLIN_SETUP "mov %0, %%rcx\n1:\n" NONLIN_X8(text) "sub $1, %%rcx\njnz 1b\n" \
-                 :                                                                            \
-                 : "r"(n)                                                                     \
-                 : NONLIN_CLOBBERS);                                                          \
-    return seconds() - t0;                                                                    \
-  }
+#define NONLIN_LATENCY(name, text) NONLIN_PROBE(name, NONLIN_X8(text))
 
 #define FMA(i) "vfmadd231ps %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 #define ADD(i) "vaddps %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
@@ -105,13 +99,14 @@ struct probe {
   int per_iteration;
 };
 
-double best_of_five(probe const& p, long n) {
+// Cycles per instruction: the fastest of five runs of n iterations.
+double cycles_each(probe const& p, long n, double hz) {
   double best = 1e300;
   for (int k = 0; k < 5; ++k) {
     double const t = p.run(n);
     best = t < best ? t : best;
   }
-  return best;
+  return best * hz / (static_cast<double>(n) * p.per_iteration);
 }
 
 }  // namespace
@@ -135,7 +130,7 @@ int main() {
                               {"fma + add mixed", t_fma_add, 24}};
   std::printf("| zmm instruction | per cycle | cycles each |\n|---|--:|--:|\n");
   for (auto const& p : throughput) {
-    double const cycles = best_of_five(p, n) * hz / (static_cast<double>(n) * p.per_iteration);
+    double const cycles = cycles_each(p, n, hz);
     std::printf("| %s | %.2f | %.2f |\n", p.name, 1.0 / cycles, cycles);
   }
   probe const latency[] = {{"vfmadd231ps", l_fma, 8},
@@ -151,8 +146,7 @@ int main() {
                            {"vdivps", l_div, 8}};
   std::printf("\n| zmm instruction | latency, cycles |\n|---|--:|\n");
   for (auto const& p : latency) {
-    double const cycles = best_of_five(p, n) * hz / (static_cast<double>(n) * p.per_iteration);
-    std::printf("| %s | %.2f |\n", p.name, cycles);
+    std::printf("| %s | %.2f |\n", p.name, cycles_each(p, n, hz));
   }
   return 0;
 }
