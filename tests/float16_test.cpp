@@ -366,9 +366,28 @@ bool same_bits(T a, T b) {
   return a.bits == b.bits || (is_nan_bits<T>(a.bits) && is_nan_bits<T>(b.bits));
 }
 
-// The kernels' results on x, dy against the scalar functor, rounded once.
+// The functor's members as the span kernels call them (math/round16.hpp: in float, and in double
+// near a 16-bit midpoint).
+template <class F>
+auto forward_op(F const& f) {
+  return [f](auto x) -> decltype(f(x)) { return f(x); };
+}
+template <class F>
+auto backward_op(F const& f) {
+  return [f](auto x, auto dy) -> decltype(f.backward(x, dy)) { return f.backward(x, dy); };
+}
+template <class F>
+auto from_output_op(F const& f) {
+  return [f](auto y, auto dy) -> decltype(f.backward_from_output(y, dy)) {
+    return f.backward_from_output(y, dy);
+  };
+}
+
+// The kernels' results on x, dy against the scalar functor, rounded to T by the rule of
+// nonlin::detail::rounded16.
 template <class T, class F>
 void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T const> dy) {
+  using nonlin::detail::rounded16;
   std::size_t const n = x.size();
   std::vector<T> y(n + 1, T{0x1234});
   std::vector<T> dx(n + 1, T{0x1234});
@@ -379,8 +398,9 @@ void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T c
   for (std::size_t i = 0; i < n; ++i) {
     auto const xi = static_cast<float>(x[i]);
     auto const dyi = static_cast<float>(dy[i]);
-    ASSERT_TRUE(same_bits(y[i], T::from_float(f(xi)))) << "n=" << n << " x bits " << x[i].bits;
-    ASSERT_TRUE(same_bits(dx[i], T::from_float(f.backward(xi, dyi))))
+    ASSERT_TRUE(same_bits(y[i], rounded16<T>(forward_op(f), xi)))
+        << "n=" << n << " x bits " << x[i].bits;
+    ASSERT_TRUE(same_bits(dx[i], rounded16<T>(backward_op(f), xi, dyi)))
         << "n=" << n << " x bits " << x[i].bits << " dy " << dyi;
   }
   if constexpr (output_differentiable<F, float>) {
@@ -390,7 +410,7 @@ void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T c
     for (std::size_t i = 0; i < n; ++i) {
       auto const yi = static_cast<float>(x[i]);
       auto const dyi = static_cast<float>(dy[i]);
-      ASSERT_TRUE(same_bits(dx_from_output[i], T::from_float(f.backward_from_output(yi, dyi))))
+      ASSERT_TRUE(same_bits(dx_from_output[i], rounded16<T>(from_output_op(f), yi, dyi)))
           << "n=" << n << " y bits " << x[i].bits << " dy " << dyi;
     }
   }
@@ -432,6 +452,114 @@ TYPED_TEST(Float16, KernelsAtEveryShortLengthAndOffset) {
   });
 }
 
+// The 16-bit step at |v| (v a float), in double: bfloat16 keeps 8 significant bits down to
+// 2^-126, float16 11 down to 2^-14; below, the subnormal step.
+template <class T>
+double step16(double v) {
+  int e = 0;
+  (void)std::frexp(v, &e);  // v in [2^(e-1), 2^e)
+  bool const bf = std::is_same_v<T, bfloat16>;
+  int const lowest = bf ? -126 : -14;
+  int const digits = bf ? 8 : 11;
+  return std::ldexp(1.0, std::max(e - 1, lowest) - (digits - 1));
+}
+// The float with magnitude bits b is exactly halfway between two 16-bit values (v / step has
+// fraction 1/2), computed in double, independently of the bit fields of math/round16.hpp.
+template <class T>
+bool is_midpoint(std::int32_t b) {
+  double const v = std::bit_cast<float>(b);
+  if (v == 0 || !std::isfinite(v)) {
+    return false;
+  }
+  double const t = v / step16<T>(v);
+  return t - std::floor(t) == 0.5;
+}
+
+// near_midpoint16 marks exactly the floats within midpoint_margin steps of a midpoint: around
+// every midpoint of T (the +-margin floats and the two beyond), and on every 4099th float; the
+// scalar and the batch form agree.
+TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
+  using T = TypeParam;
+  using B = xsimd::batch<float>;
+  using I = xsimd::batch<std::int32_t>;
+  constexpr std::int32_t k = nonlin::math::midpoint_margin;
+  auto reference = [](std::int32_t b) {
+    for (std::int32_t j = -k; j <= k; ++j) {
+      if (b + j >= 0 && b + j < 0x7f800000 && is_midpoint<T>(b + j)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::int32_t> probes;
+  std::uint16_t const largest = std::is_same_v<T, bfloat16> ? 0x7f7f : 0x7bff;
+  for (std::uint32_t v = 0; v <= largest; ++v) {
+    // The midpoint above v: v's value plus half a step, a float.
+    double const lo = static_cast<float>(T{static_cast<std::uint16_t>(v)});
+    double const mid = lo + step16<T>(lo == 0 ? std::ldexp(1.0, -200) : lo) / 2;
+    auto const m = std::bit_cast<std::int32_t>(static_cast<float>(mid));
+    ASSERT_EQ(static_cast<double>(static_cast<float>(mid)), mid);
+    for (std::int32_t j = -k - 2; j <= k + 2; ++j) {
+      probes.push_back(m + j);
+    }
+  }
+  for (std::int64_t b = 0; b < 0x7f800000; b += 4099) {
+    probes.push_back(static_cast<std::int32_t>(b));
+  }
+  probes.push_back(0x7f800000);  // inf
+  probes.push_back(0x7fc00000);  // NaN
+  while (probes.size() % I::size != 0) {
+    probes.push_back(0);
+  }
+  std::int64_t near_count = 0;
+  for (std::size_t i = 0; i < probes.size(); i += I::size) {
+    alignas(64) std::array<std::int32_t, I::size> marked;
+    I const m = I::load_unaligned(probes.data() + i);
+    xsimd::select(nonlin::math::near_midpoint16<T>(m), I(1), I(0)).store_aligned(marked.data());
+    for (std::size_t lane = 0; lane < I::size; ++lane) {
+      std::int32_t const b = probes[i + lane];
+      bool const want = b < 0x7f800000 && reference(b);
+      ASSERT_EQ(nonlin::math::near_midpoint16<T>(b), want) << std::hex << "bits 0x" << b;
+      ASSERT_EQ(marked[lane] != 0, want) << std::hex << "bits 0x" << b << " (batch)";
+      near_count += want ? 1 : 0;
+    }
+  }
+  EXPECT_GT(near_count, 60000);
+  (void)sizeof(B);
+}
+
+// round_to_odd then the 16-bit rounding gives d correctly rounded (to nearest even, in double:
+// d / step rounded by nearbyint), where float's own rounding would round twice: d half an ulp
+// of double above or below a midpoint, and random doubles.
+TYPED_TEST(Float16, RoundToOddThenNarrowingIsCorrectRounding) {
+  using T = TypeParam;
+  auto correctly = [](double d) {
+    double const step = step16<T>(d);
+    double const r = std::nearbyint(d / step) * step;
+    return T::from_float(static_cast<float>(r));  // r is a 16-bit value (or past the largest)
+  };
+  std::mt19937_64 gen(7);
+  std::uniform_int_distribution<std::uint32_t> pattern(
+      0, std::is_same_v<T, bfloat16> ? 0x7f7e : 0x7bfe);
+  std::int64_t twice_wrong = 0;
+  for (int i = 0; i < 200000; ++i) {
+    double const lo = static_cast<float>(T{static_cast<std::uint16_t>(pattern(gen))});
+    double const mid = lo + step16<T>(lo == 0 ? std::ldexp(1.0, -200) : lo) / 2;
+    for (double const d : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e300),
+                           mid * (1 + 0x1p-30), mid * (1 - 0x1p-30), -mid, lo * 1.0000001}) {
+      T const got = T::from_float(nonlin::math::round_to_odd(d));
+      ASSERT_EQ(got.bits, correctly(d).bits) << std::hexfloat << d;
+      twice_wrong += T::from_float(static_cast<float>(d)).bits != correctly(d).bits ? 1 : 0;
+    }
+  }
+  EXPECT_GT(twice_wrong, 0);  // the case round_to_odd is there for occurs
+  EXPECT_EQ(nonlin::math::round_to_odd(1e300), std::numeric_limits<float>::max());
+  EXPECT_EQ(nonlin::math::round_to_odd(-0.0), 0.0f);
+  EXPECT_TRUE(std::signbit(nonlin::math::round_to_odd(-0.0)));
+  EXPECT_EQ(nonlin::math::round_to_odd(1e-300), std::bit_cast<float>(1U));
+  EXPECT_TRUE(std::isnan(nonlin::math::round_to_odd(std::nan(""))));
+}
+
 TYPED_TEST(Float16, RangeOverloadsTakeVectors) {
   using T = TypeParam;
   std::vector<T> const x = gradients<T>(37);
@@ -441,7 +569,9 @@ TYPED_TEST(Float16, RangeOverloadsTakeVectors) {
   backward(nonlin::sigmoid{}, x, x, dx);
   backward_from_output(nonlin::sigmoid{}, y, x, dx);
   for (std::size_t i = 0; i < x.size(); ++i) {
-    ASSERT_EQ(y[i].bits, T::from_float(nonlin::sigmoid{}(static_cast<float>(x[i]))).bits);
+    ASSERT_EQ(
+        y[i].bits,
+        nonlin::detail::rounded16<T>(forward_op(nonlin::sigmoid{}), static_cast<float>(x[i])).bits);
   }
 }
 

@@ -7,8 +7,11 @@
 //   nonlin::backward_from_output(f, y, dy, dx)    dx = dy * f'(x), from y = f(x)
 //
 // The arrays may also hold bfloat16 or float16 (float16.hpp), all of one call the same type: the
-// values are widened to float, the float functor runs, and each result is rounded once to the
-// 16-bit type on the store, so element i is T::from_float(f(float(x[i]))) bit for bit.
+// values are widened to float and the float functor runs; a result within a few float ulp of a
+// 16-bit rounding midpoint is recomputed by the same functor in double (math/round16.hpp), and
+// each is rounded once on the store. Element i is detail::rounded16<T>(op, x[i]) bit for bit:
+// the correctly rounded value of the functor's function wherever its double result is (a
+// functor that does not take double is rounded from float alone).
 //
 // Any length and alignment; an output may be the very same array as an input (in place). The
 // body runs the functor on xsimd::batch<T, Arch>; the tail is loaded into a zero-padded batch
@@ -18,6 +21,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <ranges>
@@ -25,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include <xsimd/xsimd.hpp>
 
@@ -35,6 +40,7 @@
 #include "float16.hpp"
 #include "math/convert16.hpp"
 #include "math/ops.hpp"
+#include "math/round16.hpp"
 
 namespace nonlin {
 
@@ -110,6 +116,63 @@ NONLIN_ALWAYS_INLINE void store_tail(B const& value, T* p, std::size_t count) {
   }
 }
 
+// An op on 16-bit arrays whose lanes near a midpoint are recomputed in double.
+template <class>
+using as_double = double;
+template <class Op, class... In>
+concept recomputable_in_double = std::is_invocable_v<Op const&, as_double<In>...>;
+
+// The 16-bit value of op(x...) (floats widened from T): op in float, and in double where the
+// float result is within math::midpoint_margin float steps of a midpoint of T. The span
+// kernels' result for one element, and the tests' reference.
+template <storage16 T, class Op, class... X>
+T rounded16(Op const& op, X... x) {
+  float r = op(x...);
+  if constexpr (recomputable_in_double<Op, X...>) {
+    std::int32_t const m = std::bit_cast<std::int32_t>(r) & 0x7fffffff;
+    if (math::near_midpoint16<T>(m)) {
+      r = math::round_to_odd(static_cast<double>(op(static_cast<double>(x)...)));
+    }
+  }
+  return T::from_float(r);
+}
+
+// The lanes of r marked near: op recomputed per lane in double (rarely taken: out of line).
+template <class B, class Op, class Near, class... In>
+NONLIN_COLD B recomputed_near_midpoints(Op const& op, B const& r, Near const& near,
+                                        In const&... in) {
+  using I = xsimd::batch<std::int32_t, typename B::arch_type>;
+  alignas(64) std::array<float, B::size> out;
+  alignas(64) std::array<std::int32_t, B::size> marked;
+  alignas(64) std::array<std::array<float, B::size>, sizeof...(In)> args;
+  r.store_aligned(out.data());
+  xsimd::select(near, I(1), I(0)).store_aligned(marked.data());
+  [&]<std::size_t... j>(std::index_sequence<j...>) {
+    (in.store_aligned(args[j].data()), ...);
+    for (std::size_t lane = 0; lane < B::size; ++lane) {
+      if (marked[lane] != 0) {
+        out[lane] = math::round_to_odd(static_cast<double>(op(double{args[j][lane]}...)));
+      }
+    }
+  }
+  (std::index_sequence_for<In...>{});
+  return B::load_aligned(out.data());
+}
+
+// op(in...) for batches of floats widened from T, the lanes near a midpoint of T recomputed.
+template <class T, class Op, class B, class... In>
+NONLIN_ALWAYS_INLINE B rounded16_batch(Op const& op, B const& first, In const&... rest) {
+  B const r = op(first, rest...);
+  if constexpr (storage16<T> && recomputable_in_double<Op, B, In...>) {
+    using I = xsimd::batch<std::int32_t, typename B::arch_type>;
+    auto const near = math::near_midpoint16<T>(math::bits16::as_bits(r) & I(0x7fffffff));
+    if (xsimd::any(near)) [[unlikely]] {
+      return recomputed_near_midpoints(op, r, near, first, rest...);
+    }
+  }
+  return r;
+}
+
 // out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch; 16-bit
 // arrays widened on the load and rounded on the store.
 //
@@ -130,22 +193,24 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // 1.02-1.08x on the exp-based kernels at 4K floats, 1.1-1.5x on the piecewise ones in L1,
   // 0.96-0.97x where four copies spill (gelu_exact, softplus, gelu_quick backward); same run,
   // alternated.
+  // 16-bit results near a midpoint recomputed in double (float results: op alone).
+  auto const evaluate = [&op](auto const&... xs) { return rounded16_batch<T>(op, xs...); };
   for (; i + 4 * width <= n; i += 4 * width) {
-    batch r0 = op(load_batch<batch>(in.data() + i)...);
-    batch r1 = op(load_batch<batch>(in.data() + i + width)...);
-    batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
-    batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
+    batch r0 = evaluate(load_batch<batch>(in.data() + i)...);
+    batch r1 = evaluate(load_batch<batch>(in.data() + i + width)...);
+    batch r2 = evaluate(load_batch<batch>(in.data() + i + 2 * width)...);
+    batch r3 = evaluate(load_batch<batch>(in.data() + i + 3 * width)...);
     store_batch(r0, out.data() + i);
     store_batch(r1, out.data() + i + width);
     store_batch(r2, out.data() + i + 2 * width);
     store_batch(r3, out.data() + i + 3 * width);
   }
   for (; i + width <= n; i += width) {
-    store_batch(op(load_batch<batch>(in.data() + i)...), out.data() + i);
+    store_batch(evaluate(load_batch<batch>(in.data() + i)...), out.data() + i);
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    store_tail(op(load_tail<batch>(in.data() + i, rest)...), out.data() + i, rest);
+    store_tail(evaluate(load_tail<batch>(in.data() + i, rest)...), out.data() + i, rest);
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
@@ -158,7 +223,8 @@ requires unary_activation<F, detail::compute_t<T>>
 void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
-  detail::elementwise<Arch>([f](auto xb) { return f(xb); }, y, x);
+  // The ops say their result type, so that recomputable_in_double asks whether f takes double.
+  detail::elementwise<Arch>([f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
 }
 
 // dx = dy * f'(x).
@@ -170,7 +236,9 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_same_size<T>(where, "x", x, "dx", dx);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  detail::elementwise<Arch>([f](auto xb, auto dyb) { return f.backward(xb, dyb); }, dx, x, dy);
+  detail::elementwise<Arch>(
+      [f](auto xb, auto dyb) -> decltype(f.backward(xb, dyb)) { return f.backward(xb, dyb); }, dx,
+      x, dy);
 }
 
 // dx = dy * f'(x) computed from the saved output y = f(x).
@@ -184,8 +252,11 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   detail::require_output_backward_defined(f);
-  detail::elementwise<Arch>([f](auto yb, auto dyb) { return f.backward_from_output(yb, dyb); }, dx,
-                            y, dy);
+  detail::elementwise<Arch>(
+      [f](auto yb, auto dyb) -> decltype(f.backward_from_output(yb, dyb)) {
+        return f.backward_from_output(yb, dyb);
+      },
+      dx, y, dy);
 }
 
 // The same for any contiguous ranges (std::vector, std::array, ...): detail/ranges.hpp.

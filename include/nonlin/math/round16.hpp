@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Correct rounding to a 16-bit storage type (bfloat16, float16) from a float result that is
+// within a few ulp of the true value, for the span kernels (kernels.hpp).
+//
+// Rounding a float result once to 16 bits gives the correctly rounded value unless the true
+// value and the float result lie on different sides of a 16-bit rounding midpoint, which they
+// can only do when the float result is within its own error of that midpoint. 16-bit midpoints
+// are floats (bfloat16 keeps 8 significant bits, float16 11: a midpoint needs one more), so
+// "within k float ulp of one" is a test on the float's bits:
+//
+//   near_midpoint16<T>(m)      m: |r|'s bits (int32, scalar or batch). True where r lies within
+//                              midpoint_margin float steps of a midpoint of T (NaN and inf: false)
+//   round_to_odd(d)            d rounded to float toward zero, its last bit set where inexact: a
+//                              float that then rounds to 16 bits as d itself would (24 >= 11 + 2
+//                              bits; the same holds for the subnormal ranges, float's being finer)
+//
+// The kernels recompute the lanes near a midpoint in double (the same functor) and store
+// round_to_odd of that: correctly rounded unless the true value is within double's error of a
+// midpoint too (tools/accuracy.cpp --storage16 counts the results that are not, over all 65536
+// inputs of every function). A lane is near a midpoint with probability 2 k / 2^16 (bfloat16) and
+// 2 k / 2^13 (float16 normal results).
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "../float16.hpp"
+#include "arch.hpp"
+#include "float16_bits.hpp"
+
+namespace nonlin::math {
+
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+
+// Float steps either side of a midpoint that count as near it: above every default-tier
+// function's float error (3.33 ulp at most, docs/accuracy.md) and above twice that where a
+// midpoint is a power of two (float16's 2^-25, with finer float steps below it).
+inline constexpr std::int32_t midpoint_margin = 8;
+
+namespace detail16 {
+
+// lo <= v <= hi.
+template <class V>
+constexpr auto in_range(V const& v, std::int32_t lo, std::int32_t hi) noexcept {
+  if constexpr (std::is_same_v<V, std::int32_t>) {
+    return v >= lo && v <= hi;
+  } else {
+    return (v >= V(lo)) & (v <= V(hi));
+  }
+}
+
+}  // namespace detail16
+
+// m: a float's magnitude bits (0 to 0x7fffffff).
+template <storage16 T, class V>
+constexpr auto near_midpoint16(V const& m) noexcept {
+  constexpr std::int32_t k = midpoint_margin;
+  constexpr std::int32_t infinity = bits16::float_infinity;
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    // bfloat16 drops a float's low 16 bits in every binade, subnormals included: the midpoint
+    // is a dropped field of 0x8000.
+    auto const near = detail16::in_range((m + V(k - 0x8000)) & V(0xffff), 0, 2 * k);
+    if constexpr (std::is_same_v<V, std::int32_t>) {
+      return m < infinity && near;
+    } else {
+      return (m < V(infinity)) & near;
+    }
+  } else {
+    // float16 drops 13 bits from 2^-14 (exponent field 113) on; below, its step is 2^-24, so
+    // 126 - e bits (e = 103..112: 23 down to 14). Under 2^-24 (e <= 102) the only midpoint is
+    // 2^-25 itself (between 0 and 2^-24), whose bits are 0x33000000. From 65536 on every value
+    // rounds to inf; the field test there only costs a recomputation.
+    V const e = m >> 23;
+    V const dropped = xsimd::min(xsimd::max(V(126) - e, V(13)), V(23));
+    V const half = V(1) << (dropped - V(1));
+    auto const near_field = detail16::in_range((m + V(k) - half) & (half + half - V(1)), 0, 2 * k);
+    auto const near_tiny = detail16::in_range(m, 0x33000000 - k, 0x33000000 + k);
+    if constexpr (std::is_same_v<V, std::int32_t>) {
+      return m < infinity && (e <= 102 ? near_tiny : near_field);
+    } else {
+      return (m < V(infinity)) & ((near_tiny & (e <= V(102))) | (near_field & (e > V(102))));
+    }
+  }
+}
+
+// d rounded to odd at float's precision: the nearest float toward zero, with its last bit set
+// where that is not d itself. Beyond the float range: the largest float (odd), which every
+// 16-bit type rounds to inf, as it does d. NaN stays NaN.
+inline float round_to_odd(double d) noexcept {
+  float const nearest = static_cast<float>(d);
+  if (!(static_cast<double>(nearest) != d) || d != d) {
+    return nearest;
+  }
+  auto bits = std::bit_cast<std::uint32_t>(nearest);
+  // A rounded-up magnitude (inf included) steps one float down toward zero.
+  if (std::abs(static_cast<double>(nearest)) > std::abs(d)) {
+    bits -= 1;
+  }
+  return std::bit_cast<float>(bits | 1U);
+}
+
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+}  // namespace nonlin::math
