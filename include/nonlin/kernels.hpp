@@ -137,40 +137,30 @@ T rounded16(Op const& op, X... x) {
   return T::from_float(r);
 }
 
-// The lanes of r marked near: op recomputed per lane in double (rarely taken: out of line).
-template <class B, class Op, class Near, class... In>
-NONLIN_COLD B recomputed_near_midpoints(Op const& op, B const& r, Near const& near,
-                                        In const&... in) {
+// Whether any lane of r is near a midpoint of T (r: floats on their way to T).
+template <class T, class B>
+NONLIN_ALWAYS_INLINE auto near_midpoints(B const& r) {
+  using I = xsimd::batch<std::int32_t, typename B::arch_type>;
+  return math::near_midpoint16<T>(math::bits16::as_bits(r) & I(0x7fffffff));
+}
+
+// r = op(in[i], ...) for the `count` elements from i: its lanes near a midpoint of T recomputed
+// in double from the inputs (rarely taken: out of line; everything by value, since a reference
+// would make the hot loop store its operands for the call).
+template <class T, class B, class Op, class... In>
+NONLIN_COLD B recomputed_near_midpoints(Op op, B r, std::size_t i, std::size_t count, In... in) {
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
   alignas(64) std::array<float, B::size> out;
   alignas(64) std::array<std::int32_t, B::size> marked;
-  alignas(64) std::array<std::array<float, B::size>, sizeof...(In)> args;
   r.store_aligned(out.data());
-  xsimd::select(near, I(1), I(0)).store_aligned(marked.data());
-  [&]<std::size_t... j>(std::index_sequence<j...>) {
-    (in.store_aligned(args[j].data()), ...);
-    for (std::size_t lane = 0; lane < B::size; ++lane) {
-      if (marked[lane] != 0) {
-        out[lane] = math::round_to_odd(static_cast<double>(op(double{args[j][lane]}...)));
-      }
+  xsimd::select(near_midpoints<T>(r), I(1), I(0)).store_aligned(marked.data());
+  for (std::size_t lane = 0; lane < count; ++lane) {
+    if (marked[lane] != 0) {
+      out[lane] = math::round_to_odd(
+          static_cast<double>(op(static_cast<double>(static_cast<float>(in[i + lane]))...)));
     }
   }
-  (std::index_sequence_for<In...>{});
   return B::load_aligned(out.data());
-}
-
-// op(in...) for batches of floats widened from T, the lanes near a midpoint of T recomputed.
-template <class T, class Op, class B, class... In>
-NONLIN_ALWAYS_INLINE B rounded16_batch(Op const& op, B const& first, In const&... rest) {
-  B const r = op(first, rest...);
-  if constexpr (storage16<T> && recomputable_in_double<Op, B, In...>) {
-    using I = xsimd::batch<std::int32_t, typename B::arch_type>;
-    auto const near = math::near_midpoint16<T>(math::bits16::as_bits(r) & I(0x7fffffff));
-    if (xsimd::any(near)) [[unlikely]] {
-      return recomputed_near_midpoints(op, r, near, first, rest...);
-    }
-  }
-  return r;
 }
 
 // out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch; 16-bit
@@ -193,24 +183,42 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // 1.02-1.08x on the exp-based kernels at 4K floats, 1.1-1.5x on the piecewise ones in L1,
   // 0.96-0.97x where four copies spill (gelu_exact, softplus, gelu_quick backward); same run,
   // alternated.
-  // 16-bit results near a midpoint recomputed in double (float results: op alone).
-  auto const evaluate = [&op](auto const&... xs) { return rounded16_batch<T>(op, xs...); };
+  // 16-bit results near a midpoint are recomputed in double (math/round16.hpp), the four
+  // batches tested with one branch; the inputs are read again for that, before any store.
+  constexpr bool recompute = storage16<T> && recomputable_in_double<Op, In...>;
   for (; i + 4 * width <= n; i += 4 * width) {
-    batch r0 = evaluate(load_batch<batch>(in.data() + i)...);
-    batch r1 = evaluate(load_batch<batch>(in.data() + i + width)...);
-    batch r2 = evaluate(load_batch<batch>(in.data() + i + 2 * width)...);
-    batch r3 = evaluate(load_batch<batch>(in.data() + i + 3 * width)...);
+    batch r0 = op(load_batch<batch>(in.data() + i)...);
+    batch r1 = op(load_batch<batch>(in.data() + i + width)...);
+    batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
+    batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
+    if constexpr (recompute) {
+      if (xsimd::any(near_midpoints<T>(r0) | near_midpoints<T>(r1) | near_midpoints<T>(r2) |
+                     near_midpoints<T>(r3))) [[unlikely]] {
+        r0 = recomputed_near_midpoints<T>(op, r0, i, width, in...);
+        r1 = recomputed_near_midpoints<T>(op, r1, i + width, width, in...);
+        r2 = recomputed_near_midpoints<T>(op, r2, i + 2 * width, width, in...);
+        r3 = recomputed_near_midpoints<T>(op, r3, i + 3 * width, width, in...);
+      }
+    }
     store_batch(r0, out.data() + i);
     store_batch(r1, out.data() + i + width);
     store_batch(r2, out.data() + i + 2 * width);
     store_batch(r3, out.data() + i + 3 * width);
   }
+  auto const evaluate = [&](batch r, std::size_t count) {
+    if constexpr (recompute) {
+      if (xsimd::any(near_midpoints<T>(r))) [[unlikely]] {
+        r = recomputed_near_midpoints<T>(op, r, i, count, in...);
+      }
+    }
+    return r;
+  };
   for (; i + width <= n; i += width) {
-    store_batch(evaluate(load_batch<batch>(in.data() + i)...), out.data() + i);
+    store_batch(evaluate(op(load_batch<batch>(in.data() + i)...), width), out.data() + i);
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    store_tail(evaluate(load_tail<batch>(in.data() + i, rest)...), out.data() + i, rest);
+    store_tail(evaluate(op(load_tail<batch>(in.data() + i, rest)...), rest), out.data() + i, rest);
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP

@@ -10,7 +10,9 @@
 // "within k float ulp of one" is a test on the float's bits:
 //
 //   near_midpoint16<T>(m)      m: |r|'s bits (int32, scalar or batch). True where r lies within
-//                              midpoint_margin float steps of a midpoint of T (NaN and inf: false)
+//                              midpoint_margin float steps of a midpoint of T (float16 below
+//                              2^-14: a superset, see there); inf: false; a NaN may be marked
+//                              (its recomputation is a NaN as well)
 //   round_to_odd(d)            d rounded to float toward zero, its last bit set where inexact: a
 //                              float that then rounds to 16 bits as d itself would (24 >= 11 + 2
 //                              bits; the same holds for the subnormal ranges, float's being finer)
@@ -31,6 +33,7 @@
 #include "../float16.hpp"
 #include "arch.hpp"
 #include "float16_bits.hpp"
+#include "ops.hpp"
 
 namespace nonlin::math {
 
@@ -41,49 +44,27 @@ NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 // midpoint is a power of two (float16's 2^-25, with finer float steps below it).
 inline constexpr std::int32_t midpoint_margin = 8;
 
-namespace detail16 {
-
-// lo <= v <= hi.
-template <class V>
-constexpr auto in_range(V const& v, std::int32_t lo, std::int32_t hi) noexcept {
-  if constexpr (std::is_same_v<V, std::int32_t>) {
-    return v >= lo && v <= hi;
-  } else {
-    return (v >= V(lo)) & (v <= V(hi));
-  }
-}
-
-}  // namespace detail16
-
 // m: a float's magnitude bits (0 to 0x7fffffff).
 template <storage16 T, class V>
 constexpr auto near_midpoint16(V const& m) noexcept {
   constexpr std::int32_t k = midpoint_margin;
-  constexpr std::int32_t infinity = bits16::float_infinity;
   if constexpr (std::is_same_v<T, bfloat16>) {
     // bfloat16 drops a float's low 16 bits in every binade, subnormals included: the midpoint
     // is a dropped field of 0x8000.
-    auto const near = detail16::in_range((m + V(k - 0x8000)) & V(0xffff), 0, 2 * k);
-    if constexpr (std::is_same_v<V, std::int32_t>) {
-      return m < infinity && near;
-    } else {
-      return (m < V(infinity)) & near;
-    }
+    return ((m + V(k - 0x8000)) & V(0xffff)) <= V(2 * k);
   } else {
-    // float16 drops 13 bits from 2^-14 (exponent field 113) on; below, its step is 2^-24, so
-    // 126 - e bits (e = 103..112: 23 down to 14). Under 2^-24 (e <= 102) the only midpoint is
-    // 2^-25 itself (between 0 and 2^-24), whose bits are 0x33000000. From 65536 on every value
-    // rounds to inf; the field test there only costs a recomputation.
-    V const e = m >> 23;
-    V const dropped = xsimd::min(xsimd::max(V(126) - e, V(13)), V(23));
-    V const half = V(1) << (dropped - V(1));
-    auto const near_field = detail16::in_range((m + V(k) - half) & (half + half - V(1)), 0, 2 * k);
-    auto const near_tiny = detail16::in_range(m, 0x33000000 - k, 0x33000000 + k);
-    if constexpr (std::is_same_v<V, std::int32_t>) {
-      return m < infinity && (e <= 102 ? near_tiny : near_field);
-    } else {
-      return (m < V(infinity)) & ((near_tiny & (e <= V(102))) | (near_field & (e > V(102))));
-    }
+    // float16 drops a float's low 13 bits from 2^-14 on. Below, its step is 2^-24: adding 2^-14
+    // to |r| puts those steps at the same 13-bit field, the sum rounded to a step of 2^-37 at
+    // most, so every float within k of its own (finer) steps of a midpoint is still within k of
+    // the sum's steps (|s - M'| <= k ulp(r) + ulp(s)/2): a superset of the near lanes, flagging
+    // as large a share of them as above 2^-14. From 65536 on every value rounds to inf; the
+    // field test there only costs a recomputation.
+    using F = decltype(bits16::as_float(m));
+    F const magnitude = bits16::as_float(m);
+    F const smallest_normal(0x1p-14F);
+    V const s = bits16::as_bits(
+        math::select(magnitude < smallest_normal, magnitude + smallest_normal, magnitude));
+    return ((s + V(k - 0x1000)) & V(0x1fff)) <= V(2 * k);
   }
 }
 
