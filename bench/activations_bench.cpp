@@ -99,7 +99,11 @@ T* uniform_buffer(std::uint64_t seed, double lo, double hi) {
   std::uint64_t state = seed;
   for (std::size_t i = 0; i < n; ++i) {
     double const u = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;  // [0, 1)
-    p[i] = static_cast<T>(lo + (hi - lo) * u);
+    if constexpr (nonlin::storage16<T>) {
+      p[i] = T::from_float(static_cast<float>(lo + (hi - lo) * u));
+    } else {
+      p[i] = static_cast<T>(lo + (hi - lo) * u);
+    }
   }
   return p;
 }
@@ -151,7 +155,13 @@ using nonlin::bench::timed;
 
 template <class T>
 constexpr char const* type_name() {
-  return std::is_same_v<T, float> ? "float" : "double";
+  if constexpr (std::is_same_v<T, nonlin::bfloat16>) {
+    return "bf16";
+  } else if constexpr (std::is_same_v<T, nonlin::float16>) {
+    return "fp16";
+  } else {
+    return std::is_same_v<T, float> ? "float" : "double";
+  }
 }
 
 std::string row_name(char const* dir, std::string_view fn, char const* type, char const* variant,
@@ -290,6 +300,95 @@ void add_function() {
   add_backward<Ref, float>();
   add_backward_from_output<Ref, float>();
   add_forward<Ref, double>();
+}
+
+// 16-bit arrays (bf16, fp16): the span kernels on them (nonlin), and the "convert" baseline a
+// user without 16-bit kernels writes: widen to a float array, the float kernel, narrow back
+// (three passes; the conversions are nonlin's SIMD ones, math::load16 / store16).
+template <class T>
+void widen_to_float(T const* x, float* out, std::size_t n) {
+  using B = xsimd::batch<float>;
+  std::size_t i = 0;
+  for (; i + B::size <= n; i += B::size) {
+    nonlin::math::load16<B>(x + i).store_unaligned(out + i);
+  }
+  for (; i < n; ++i) {
+    out[i] = static_cast<float>(x[i]);
+  }
+}
+template <class T>
+void narrow_from_float(float const* x, T* out, std::size_t n) {
+  using B = xsimd::batch<float>;
+  std::size_t i = 0;
+  for (; i + B::size <= n; i += B::size) {
+    nonlin::math::store16(B::load_unaligned(x + i), out + i);
+  }
+  for (; i < n; ++i) {
+    out[i] = T::from_float(x[i]);
+  }
+}
+// Float scratch arrays for the convert baseline (three: x or y, dy, the result).
+float* scratch(int which) {
+  static std::array<std::unique_ptr<float, free_deleter>, 3> const p{
+      std::unique_ptr<float, free_deleter>(uniform_buffer<float>(1, 0, 0)),
+      std::unique_ptr<float, free_deleter>(uniform_buffer<float>(2, 0, 0)),
+      std::unique_ptr<float, free_deleter>(uniform_buffer<float>(3, 0, 0))};
+  return p[static_cast<std::size_t>(which)].get();
+}
+
+template <class Ref, class T>
+void add_function16() {
+  using F = typename Ref::functor;
+  char const* const type = type_name<T>();
+  for (std::int64_t const n : kSizes) {
+    auto const un = static_cast<std::size_t>(n);
+    add(row_name("fwd", Ref::name, type, "nonlin", n), [un](benchmark::State& st) {
+      F const f{};
+      std::span<T const> const x(input_x<T>(), un);
+      std::span<T> const y(output<T>(), un);
+      timed(st, un, 2, sizeof(T), [&] { nonlin::forward(f, x, y); });
+    });
+    add(row_name("fwd", Ref::name, type, "convert", n), [un](benchmark::State& st) {
+      F const f{};
+      T const* x = input_x<T>();
+      T* y = output<T>();
+      timed(st, un, 2, sizeof(T), [&] {
+        widen_to_float(x, scratch(0), un);
+        nonlin::forward(f, std::span<float const>(scratch(0), un),
+                        std::span<float>(scratch(2), un));
+        narrow_from_float(scratch(2), y, un);
+      });
+    });
+    add(row_name("bwd", Ref::name, type, "nonlin", n), [un](benchmark::State& st) {
+      F const f{};
+      std::span<T const> const x(input_x<T>(), un);
+      std::span<T const> const dy(input_dy<T>(), un);
+      std::span<T> const dx(output<T>(), un);
+      timed(st, un, 3, sizeof(T), [&] { nonlin::backward(f, x, dy, dx); });
+    });
+    add(row_name("bwd", Ref::name, type, "convert", n), [un](benchmark::State& st) {
+      F const f{};
+      T const* x = input_x<T>();
+      T const* dy = input_dy<T>();
+      T* dx = output<T>();
+      timed(st, un, 3, sizeof(T), [&] {
+        widen_to_float(x, scratch(0), un);
+        widen_to_float(dy, scratch(1), un);
+        nonlin::backward(f, std::span<float const>(scratch(0), un),
+                         std::span<float const>(scratch(1), un), std::span<float>(scratch(2), un));
+        narrow_from_float(scratch(2), dx, un);
+      });
+    });
+    if constexpr (nonlin::output_differentiable<F, float>) {
+      add(row_name("bwdy", Ref::name, type, "nonlin", n), [un](benchmark::State& st) {
+        F const f{};
+        std::span<T const> const y(saved_y<T>(f, Ref::name), un);
+        std::span<T const> const dy(input_dy<T>(), un);
+        std::span<T> const dx(output<T>(), un);
+        timed(st, un, 3, sizeof(T), [&] { nonlin::backward_from_output(f, y, dy, dx); });
+      });
+    }
+  }
 }
 
 // Gated units at H = 4096 (one row of a d_ff = 4096 FFN; the arrays stay in L1). value and gate
@@ -461,6 +560,11 @@ void register_all() {
   add_read2_write1<float>();
   add_read2_write1<double>();
   nonlin::peers::textbook::for_each_function([]<class Ref>() { add_function<Ref>(); });
+  add_memcpy<nonlin::bfloat16>();
+  nonlin::peers::textbook::for_each_function([]<class Ref>() {
+    add_function16<Ref, nonlin::bfloat16>();
+    add_function16<Ref, nonlin::float16>();
+  });
   add_fast_tier();
   add_peers();
   add_gated<nonlin::glu>("glu");

@@ -11,6 +11,8 @@ Reads the names written by bench/activations_bench.cpp, softmax_bench.cpp and ge
 The gated units of glu.hpp (GATED below) use the first form (fwd|bwd, float, nonlin or a peer,
 H = 4096) and get a table of their own, beside the act they gate with.
     softmax/<dir>/<function>/float/<variant>/<C>  dir: fwd | bwdy (bench/softmax_bench.cpp)
+The 16-bit rows (<dir>/<function>/bf16|fp16/nonlin|convert/<n>, memcpy/bf16/<n>) get a table of
+their own beside nonlin's float rows.
 Throughput is printed as elements per nanosecond (items_per_second / 1e9), the median when the
 run had repetitions. Rows or columns that a filtered run did not produce print as "-".
 """
@@ -410,8 +412,57 @@ def main(argv):
     print_summary(summary, sizes)
     print_softmax(rows)
     print_gated(rows, sizes)
+    print_storage16(rows, sizes, functions)
     print(details.getvalue(), end="")
     return 0
+
+
+def print_storage16(rows, sizes, functions):
+    """The span kernels on bf16 and fp16 arrays beside nonlin's float kernels and the convert
+    baseline (widen to float, float kernel, narrow: three passes), elements/ns."""
+    if not any(f"fwd/{fn}/bf16/nonlin/{n}" in rows for fn in functions for n in sizes):
+        return
+    print("## 16-bit storage (bf16, fp16 arrays; elements/ns)\n")
+    header = ["direction", "function"]
+    for n in sizes:
+        header += [f"bf16 {size_label(n)}", f"fp16 {size_label(n)}", f"float {size_label(n)}"]
+    out = []
+    ratios = defaultdict(list)  # (direction, size, what) -> ratios
+    for direction, label in (("fwd", "forward"), ("bwd", "backward"), ("bwdy", "from output")):
+        for fn in functions:
+            cells = [label, fn]
+            found = False
+            for n in sizes:
+                b = per_ns(rows.get(f"{direction}/{fn}/bf16/nonlin/{n}"))
+                h = per_ns(rows.get(f"{direction}/{fn}/fp16/nonlin/{n}"))
+                f = per_ns(rows.get(f"{direction}/{fn}/float/nonlin/{n}"))
+                c = per_ns(rows.get(f"{direction}/{fn}/bf16/convert/{n}"))
+                found = found or b is not None
+                cells += [fmt(b), fmt(h), fmt(f)]
+                for what, num, den in (("bf16 / float", b, f), ("fp16 / float", h, f),
+                                       ("bf16 / convert", b, c)):
+                    if num and den:
+                        ratios[(direction, n, what)].append(num / den)
+            if found:
+                out.append(cells)
+    print(table(header, out))
+    print()
+    summary = []
+    for direction, label in (("fwd", "forward"), ("bwd", "backward"), ("bwdy", "from output")):
+        for what in ("bf16 / float", "fp16 / float", "bf16 / convert"):
+            cells = [label, what]
+            for n in sizes:
+                values = ratios.get((direction, n, what))
+                cells.append(f"{statistics.median(values):.2f}x (min {min(values):.2f}x)"
+                             if values else "-")
+            if any(cell != "-" for cell in cells[2:]):
+                summary.append(cells)
+    print(table(["direction", "ratio, median over functions"] +
+                [size_label(n) for n in sizes], summary))
+    memcpy = {n: per_ns(rows.get(f"memcpy/bf16/{n}")) for n in sizes}
+    print("\n(convert: widen the bf16 arrays to float arrays, nonlin's float kernel, narrow the "
+          "result, with nonlin's SIMD conversions. memcpy of bf16 arrays, elements/ns: " +
+          ", ".join(f"{size_label(n)} {fmt(memcpy[n])}" for n in sizes) + ".)\n")
 
 
 def print_softmax(rows):

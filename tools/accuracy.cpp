@@ -20,8 +20,14 @@
 // plot of scripts/bench.sh: x, gelu_tanh - gelu_exact, gelu_quick - gelu_exact, in double
 // (gelu_exact in double is within a few 1e-16 of the truth, far below the curves' 1e-4 scale).
 //
+// --storage16 measures instead the span kernels on bfloat16 and float16 arrays over all 65536
+// inputs of every row (tests/support/storage16_scan.hpp): the results that are not correctly
+// rounded, forward and derivative, and how many of those the double recomputation could not
+// decide (its double result exactly on a midpoint), beside the count had the float results
+// only been rounded once; a markdown table (docs/accuracy.md, the README's 16-bit section).
+//
 //   nonlin_accuracy [--exhaustive] [--samples N] [--stride S] [--peer-stride S] [--threads T]
-//                   [--only NAME] [--gelu-curve FILE]
+//                   [--only NAME] [--gelu-curve FILE] [--storage16]
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +46,7 @@
 #include <vector>
 
 #include "../tests/support/accuracy_scan.hpp"
+#include "../tests/support/storage16_scan.hpp"
 #include "catalog/catalog.hpp"
 #include "peer.hpp"
 
@@ -56,6 +63,7 @@ struct settings {
   unsigned threads = 2;
   std::string only;
   std::string gelu_curve;
+  bool storage16 = false;
 };
 
 struct row_results {
@@ -261,12 +269,82 @@ void print_function_table(std::map<std::string, row_results> const& measured) {
   });
 }
 
+// "0", or "3 (3 on a tie in double)" where some could not be decided.
+std::string count_cell(accuracy::storage16_count const& c) {
+  std::string out = std::to_string(c.wrong);
+  if (c.double_on_midpoint > 0) {
+    out += " (" + std::to_string(c.double_on_midpoint) + " on a tie in double)";
+  }
+  return out;
+}
+
+// The 16-bit table: every row, bfloat16 and float16, the 65536 inputs in 16 parts over the
+// threads.
+int run_storage16(settings const& s) {
+  auto const start = std::chrono::steady_clock::now();
+  std::printf(
+      "nonlin %d.%d.%d, span kernels on 16-bit arrays: results not correctly rounded, of all "
+      "65536 inputs, against MPFR (%d bits); derivative = backward with dy = 1; in brackets the "
+      "count had each float result been rounded once (no recomputation)\n\n",
+      NONLIN_VERSION_MAJOR, NONLIN_VERSION_MINOR, NONLIN_VERSION_PATCH,
+      static_cast<int>(reference::precision));
+  std::printf(
+      "| function | bf16 forward | bf16 derivative | fp16 forward | fp16 derivative |\n"
+      "|---|---|---|---|---|\n");
+  catalog::for_each_row([&]<class Row>() {
+    if (!s.only.empty() && s.only != Row::name) {
+      return;
+    }
+    auto const f = Row::instances().front().f;
+    auto measure = [&]<class T>() {
+      constexpr std::uint32_t parts = 16;
+      std::vector<accuracy::storage16_result> part(parts);
+      std::atomic<std::uint32_t> next{0};
+      auto worker = [&] {
+        for (std::uint32_t p; (p = next++) < parts;) {
+          part[p] =
+              accuracy::scan_storage16<T>(f, p * (0x10000 / parts), (p + 1) * (0x10000 / parts));
+        }
+      };
+      std::vector<std::thread> pool;
+      for (unsigned t = 1; t < s.threads; ++t) {
+        pool.emplace_back(worker);
+      }
+      worker();
+      for (auto& t : pool) {
+        t.join();
+      }
+      accuracy::storage16_result all;
+      for (auto const& r : part) {
+        accuracy::merge(all, r);
+      }
+      return all;
+    };
+    accuracy::storage16_result const b = measure.template operator()<nonlin::bfloat16>();
+    accuracy::storage16_result const h = measure.template operator()<nonlin::float16>();
+    auto both = [](accuracy::storage16_count const& c, accuracy::storage16_count const& once) {
+      return count_cell(c) + " [" + std::to_string(once.wrong) + "]";
+    };
+    std::printf("| %s | %s | %s | %s | %s |\n", std::string(Row::name).c_str(),
+                both(b.forward, b.forward_float_only).c_str(),
+                both(b.derivative, b.derivative_float_only).c_str(),
+                both(h.forward, h.forward_float_only).c_str(),
+                both(h.derivative, h.derivative_float_only).c_str());
+  });
+  double const secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("\n%.0f s\n", secs);
+  return 0;
+}
+
 bool parse(int argc, char** argv, settings& s) {
   for (int i = 1; i < argc; ++i) {
     std::string const a = argv[i];
     auto value = [&]() -> char const* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--exhaustive") {
       s.exhaustive = true;
+    } else if (a == "--storage16") {
+      s.storage16 = true;
     } else if (a == "--samples") {
       char const* v = value();
       if (v == nullptr) return false;
@@ -306,7 +384,7 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: %s [--exhaustive] [--samples N] [--stride S] [--peer-stride S] [--threads T] "
-        "[--only NAME] [--gelu-curve FILE]\n",
+        "[--only NAME] [--gelu-curve FILE] [--storage16]\n",
         argv[0]);
     return 2;
   }
@@ -314,6 +392,10 @@ int main(int argc, char** argv) {
       (s.peer_stride != 0 && (std::uint64_t{1} << 32) / float_chunks % s.peer_stride != 0)) {
     std::fprintf(stderr, "--stride and --peer-stride must divide 2^24\n");
     return 2;
+  }
+
+  if (s.storage16) {
+    return run_storage16(s);
   }
 
   if (!s.gelu_curve.empty()) {
