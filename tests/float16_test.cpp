@@ -476,15 +476,17 @@ bool is_midpoint(std::int32_t b) {
 }
 
 // near_midpoint16 marks the floats within midpoint_margin steps of a midpoint: around
-// every midpoint of T (the +-margin floats and the two beyond), and on every 4099th float; the
-// scalar and the batch form agree.
+// every midpoint of T (the floats of the window and the two beyond each side), and on every 4099th
+// float; the scalar and the batch form agree.
 TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
   using T = TypeParam;
   using B = xsimd::batch<float>;
   using I = xsimd::batch<std::int32_t>;
-  constexpr std::int32_t k = nonlin::math::midpoint_margin;
+  constexpr std::int32_t below = nonlin::math::midpoint_steps_below;
+  constexpr std::int32_t above = nonlin::math::midpoint_steps_above;
+  // b within [M - below, M + above] of a midpoint M.
   auto reference = [](std::int32_t b) {
-    for (std::int32_t j = -k; j <= k; ++j) {
+    for (std::int32_t j = -above; j <= below; ++j) {
       if (b + j >= 0 && b + j < 0x7f800000 && is_midpoint<T>(b + j)) {
         return true;
       }
@@ -499,7 +501,7 @@ TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
     double const mid = lo + step16<T>(lo == 0 ? std::ldexp(1.0, -200) : lo) / 2;
     auto const m = std::bit_cast<std::int32_t>(static_cast<float>(mid));
     ASSERT_EQ(static_cast<double>(static_cast<float>(mid)), mid);
-    for (std::int32_t j = -k - 2; j <= k + 2; ++j) {
+    for (std::int32_t j = -below - 2; j <= above + 2; ++j) {
       probes.push_back(m + j);
     }
   }

@@ -60,6 +60,18 @@ void require_output_backward_defined(F const& f) {
   }
 }
 
+// A functor whose every result is an argument, 0 or a small integer (relu, relu6, step,
+// identity: `static constexpr bool exact_results = true`) gives 16-bit values exactly: its
+// span kernels skip the midpoint test of math/round16.hpp.
+template <class F>
+constexpr bool has_exact_results() {
+  if constexpr (requires { F::exact_results; }) {
+    return F::exact_results;
+  } else {
+    return false;
+  }
+}
+
 // The element types a span kernel takes, and the type its functor computes in.
 template <class T>
 concept span_element = real_scalar<T> || storage16<T>;
@@ -144,23 +156,63 @@ NONLIN_ALWAYS_INLINE auto near_midpoints(B const& r) {
   return math::near_midpoint16<T>(math::bits16::as_bits(r) & I(0x7fffffff));
 }
 
-// r = op(in[i], ...) for the `count` elements from i: its lanes near a midpoint of T recomputed
-// in double from the inputs (rarely taken: out of line; everything by value, since a reference
-// would make the hot loop store its operands for the call).
-template <class T, class B, class Op, class... In>
-NONLIN_COLD B recomputed_near_midpoints(Op op, B r, std::size_t i, std::size_t count, In... in) {
-  using I = xsimd::batch<std::int32_t, typename B::arch_type>;
-  alignas(64) std::array<float, B::size> out;
-  alignas(64) std::array<std::int32_t, B::size> marked;
-  r.store_aligned(out.data());
-  xsimd::select(near_midpoints<T>(r), I(1), I(0)).store_aligned(marked.data());
-  for (std::size_t lane = 0; lane < count; ++lane) {
-    if (marked[lane] != 0) {
-      out[lane] = math::round_to_odd(
-          static_cast<double>(op(static_cast<double>(static_cast<float>(in[i + lane]))...)));
+// Bit k set where lane k of the mask is true.
+template <class M>
+std::uint64_t lane_bits(M const& mask) {
+  using R = typename M::register_type;
+  if constexpr (std::is_integral_v<R>) {  // AVX-512: the mask register itself
+    return static_cast<std::uint64_t>(static_cast<R>(mask));
+  } else {
+    using I = xsimd::batch<std::int32_t, typename M::arch_type>;
+    alignas(64) std::array<std::int32_t, I::size> lanes;
+    xsimd::select(mask, I(1), I(0)).store_aligned(lanes.data());
+    std::uint64_t bits = 0;
+    for (std::size_t k = 0; k < I::size; ++k) {
+      bits |= static_cast<std::uint64_t>(lanes[k] != 0) << k;
     }
+    return bits;
   }
-  return B::load_aligned(out.data());
+}
+
+// 0, 1, ..., B::size - 1 as floats.
+template <class B>
+std::array<float, B::size> const& lane_indices() {
+  alignas(64) static constexpr std::array<float, B::size> indices = [] {
+    std::array<float, B::size> v{};
+    for (std::size_t k = 0; k < B::size; ++k) {
+      v[k] = static_cast<float>(k);
+    }
+    return v;
+  }();
+  return indices;
+}
+
+// r[j] = op(in[i + j * size], ...) for the `count` elements from i: the lanes near a midpoint
+// of T recomputed in double from the inputs (rarely taken: out of line, one call for the
+// batches of an iteration; everything by value, since a reference would make the hot loop
+// store its operands for the call).
+template <class T, class B, std::size_t N, class Op, class... In>
+NONLIN_COLD std::array<B, N> recomputed_near_midpoints(Op op, std::array<B, N> r, std::size_t i,
+                                                       std::size_t count, In... in) {
+  static_assert(N * B::size <= 64);
+  std::uint64_t marked = 0;
+  for (std::size_t j = 0; j < N; ++j) {
+    marked |= lane_bits(near_midpoints<T>(r[j])) << (j * B::size);
+  }
+  if (count < 64) {
+    marked &= (std::uint64_t{1} << count) - 1;
+  }
+  // Each recomputed lane blended in whole-batch (a lane stored into an array and the batch
+  // loaded back would stall on the failed store forwarding).
+  B const lane_index = B::load_aligned(lane_indices<B>().data());
+  for (; marked != 0; marked &= marked - 1) {
+    auto const lane = static_cast<std::size_t>(std::countr_zero(marked));
+    float const value = math::round_to_odd(
+        static_cast<double>(op(static_cast<double>(static_cast<float>(in[i + lane]))...)));
+    B& batch = r[lane / B::size];
+    batch = xsimd::select(lane_index == B(static_cast<float>(lane % B::size)), B(value), batch);
+  }
+  return r;
 }
 
 // out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch; 16-bit
@@ -172,7 +224,7 @@ NONLIN_COLD B recomputed_near_midpoints(Op op, B r, std::size_t i, std::size_t c
 // spent 2.7x the time of relu6's on that; a local whose address does not escape stays in
 // registers.
 NONLIN_LOOP_DIAGNOSTICS_PUSH
-template <class Arch, class T, class Op, class... In>
+template <class Arch, bool exact_results = false, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in) {
   Op const op = shared_op;
   using batch = xsimd::batch<compute_t<T>, Arch>;
@@ -185,7 +237,7 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // alternated.
   // 16-bit results near a midpoint are recomputed in double (math/round16.hpp), the four
   // batches tested with one branch; the inputs are read again for that, before any store.
-  constexpr bool recompute = storage16<T> && recomputable_in_double<Op, In...>;
+  constexpr bool recompute = storage16<T> && !exact_results && recomputable_in_double<Op, In...>;
   for (; i + 4 * width <= n; i += 4 * width) {
     batch r0 = op(load_batch<batch>(in.data() + i)...);
     batch r1 = op(load_batch<batch>(in.data() + i + width)...);
@@ -194,10 +246,12 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
     if constexpr (recompute) {
       if (xsimd::any(near_midpoints<T>(r0) | near_midpoints<T>(r1) | near_midpoints<T>(r2) |
                      near_midpoints<T>(r3))) [[unlikely]] {
-        r0 = recomputed_near_midpoints<T>(op, r0, i, width, in...);
-        r1 = recomputed_near_midpoints<T>(op, r1, i + width, width, in...);
-        r2 = recomputed_near_midpoints<T>(op, r2, i + 2 * width, width, in...);
-        r3 = recomputed_near_midpoints<T>(op, r3, i + 3 * width, width, in...);
+        std::array<batch, 4> const r =
+            recomputed_near_midpoints<T>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
+        r0 = r[0];
+        r1 = r[1];
+        r2 = r[2];
+        r3 = r[3];
       }
     }
     store_batch(r0, out.data() + i);
@@ -208,7 +262,7 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   auto const evaluate = [&](batch r, std::size_t count) {
     if constexpr (recompute) {
       if (xsimd::any(near_midpoints<T>(r))) [[unlikely]] {
-        r = recomputed_near_midpoints<T>(op, r, i, count, in...);
+        r = recomputed_near_midpoints<T>(op, std::array{r}, i, count, in...)[0];
       }
     }
     return r;
@@ -232,7 +286,8 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
   // The ops say their result type, so that recomputable_in_double asks whether f takes double.
-  detail::elementwise<Arch>([f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
+  detail::elementwise<Arch, detail::has_exact_results<F>()>(
+      [f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
 }
 
 // dx = dy * f'(x).
@@ -244,7 +299,7 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_same_size<T>(where, "x", x, "dx", dx);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  detail::elementwise<Arch>(
+  detail::elementwise<Arch, detail::has_exact_results<F>()>(
       [f](auto xb, auto dyb) -> decltype(f.backward(xb, dyb)) { return f.backward(xb, dyb); }, dx,
       x, dy);
 }
@@ -260,7 +315,7 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   detail::require_output_backward_defined(f);
-  detail::elementwise<Arch>(
+  detail::elementwise<Arch, detail::has_exact_results<F>()>(
       [f](auto yb, auto dyb) -> decltype(f.backward_from_output(yb, dyb)) {
         return f.backward_from_output(yb, dyb);
       },

@@ -22,6 +22,8 @@ namespace nonlin {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct step {
+  // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
+  static constexpr bool exact_results = true;
   template <real_value V>
   V operator()(V x) const noexcept {
     return math::keep_nan(x, math::select(x > V(0), math::c<V>(1), V(0)));
@@ -48,6 +50,8 @@ struct step {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct identity {
+  // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
+  static constexpr bool exact_results = true;
   template <real_value V>
   V operator()(V x) const noexcept {
     return x;
@@ -108,6 +112,8 @@ struct hardtanh {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct relu6 {
+  // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
+  static constexpr bool exact_results = true;
   template <real_value V>
   V operator()(V x) const noexcept {
     return bounds()(x);
@@ -137,6 +143,8 @@ struct relu6 {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct relu {
+  // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
+  static constexpr bool exact_results = true;
   template <real_value V>
   V operator()(V x) const noexcept {
     return math::select(x <= V(0), V(0), x);

@@ -39,32 +39,38 @@ namespace nonlin::math {
 
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 
-// Float steps either side of a midpoint that count as near it: above every default-tier
-// function's float error (3.33 ulp at most, docs/accuracy.md) and above twice that where a
-// midpoint is a power of two (float16's 2^-25, with finer float steps below it).
-inline constexpr std::int32_t midpoint_margin = 8;
+// The floats that count as near a midpoint M: from M - 8 to M + 7 float steps, a window of 16
+// tested as ((bits + 8 - M's field) & field & ~15) == 0, an add and one vptestnm. It is wider
+// on each side than every default-tier function's float error (3.33 ulp at most with an FMA
+// unit, docs/accuracy.md; the tests hold every row to 5 without one, tests/accuracy_test.cpp).
+// A lane is recomputed in double with probability 16 / 2^16 (bfloat16) or 16 / 2^13 (float16).
+inline constexpr std::int32_t midpoint_steps_below = 8;
+inline constexpr std::int32_t midpoint_steps_above = 7;
+inline constexpr std::int32_t midpoint_margin = 7;  // the smaller side
 
 // m: a float's magnitude bits (0 to 0x7fffffff).
 template <storage16 T, class V>
 constexpr auto near_midpoint16(V const& m) noexcept {
-  constexpr std::int32_t k = midpoint_margin;
+  constexpr std::int32_t below = midpoint_steps_below;
+  static_assert(below + midpoint_steps_above + 1 == 16);
   if constexpr (std::is_same_v<T, bfloat16>) {
     // bfloat16 drops a float's low 16 bits in every binade, subnormals included: the midpoint
     // is a dropped field of 0x8000.
-    return ((m + V(k - 0x8000)) & V(0xffff)) <= V(2 * k);
+    return ((m + V(below - 0x8000)) & V(0xfff0)) == V(0);
   } else {
     // float16 drops a float's low 13 bits from 2^-14 on. Below, its step is 2^-24: adding 2^-14
     // to |r| puts those steps at the same 13-bit field, the sum rounded to a step of 2^-37 at
-    // most, so every float within k of its own (finer) steps of a midpoint is still within k of
-    // the sum's steps (|s - M'| <= k ulp(r) + ulp(s)/2): a superset of the near lanes, flagging
-    // as large a share of them as above 2^-14. From 65536 on every value rounds to inf; the
-    // field test there only costs a recomputation.
+    // most, so every float within k of its own (finer) steps of a midpoint is still within
+    // k + 1/2 of the sum's steps: a superset of the near lanes (a window of at least 7 of the
+    // sum's steps, of 2^-37, is at least as wide as 7 of the finer ones), flagging as large a
+    // share of them as above 2^-14. From 65536 on every value rounds to inf; the field test
+    // there only costs a recomputation.
     using F = decltype(bits16::as_float(m));
     F const magnitude = bits16::as_float(m);
     F const smallest_normal(0x1p-14F);
     V const s = bits16::as_bits(
         math::select(magnitude < smallest_normal, magnitude + smallest_normal, magnitude));
-    return ((s + V(k - 0x1000)) & V(0x1fff)) <= V(2 * k);
+    return ((s + V(below - 0x1000)) & V(0x1ff0)) == V(0);
   }
 }
 
