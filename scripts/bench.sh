@@ -60,6 +60,12 @@ read -r -a accuracy_args <<<"${NONLIN_ACCURACY_ARGS:---stride 64 --samples 20000
 OMP_NUM_THREADS=1 "$build/bench/nonlin_accuracy" "${accuracy_args[@]}" --threads "$(nproc)" \
   --gelu-curve "$build/gelu_curve.tsv" | tee "$build/accuracy.md"
 
+# 16-bit arrays: the span kernels' results on all 65536 bfloat16 and float16 inputs of every
+# function, correctly rounded or not (seconds).
+echo
+echo "bench.sh: 16-bit storage: correct rounding against MPFR"
+"$build/bench/nonlin_accuracy" --storage16 --threads "$(nproc)" | tee "$build/accuracy16.md"
+
 python3 bench/accuracy_figure.py "$build/accuracy.md" "$build"
 gnuplot -e "dir='$build'; out='$build'" scripts/plot.gp
 echo

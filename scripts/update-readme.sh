@@ -101,8 +101,17 @@ if not functions.strip():
 text = replace(text, "functions", functions.strip())
 text = replace(text, "accuracy", accuracy_summary(accuracy.strip()))
 text = replace(text, "benchmarks", bench)
+storage16 = Path("build/bench/accuracy16.md")
+if storage16.exists():
+    summary = subprocess.run(["python3", "bench/storage16_summary.py", str(storage16),
+                              "build/bench/report.md"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+    text = replace(text, "storage16", summary)
+    Path("docs/storage16.md").write_text(subprocess.run(
+        ["python3", "bench/storage16_summary.py", str(storage16), "build/bench/report.md",
+         "--docs"], check=True, capture_output=True, text=True).stdout)
 readme.write_text(text)
 details = Path("docs/accuracy.md")
 details.write_text(replace(details.read_text(), "accuracy", accuracy.strip()))
-print("README.md, docs/accuracy.md, docs/benchmarks.md and docs/img/ updated")
+print("README.md, docs/accuracy.md, docs/benchmarks.md, docs/storage16.md and docs/img/ updated")
 PY
