@@ -522,3 +522,140 @@ static_assert(variant_count == std::tuple_size_v<decltype(all_variants())>);
 
 }  // namespace
 }  // namespace nonlin::test
+
+namespace nonlin::test {
+namespace {
+
+// ---- 16-bit arrays ------------------------------------------------------------------------
+// The gated kernels on bfloat16 and float16 arrays give, element for element, the rule of
+// kernels.hpp (detail::rounded16_given): the float result rounded once, or where it is near a
+// 16-bit midpoint the double result rounded to odd and then once; at every length and offset,
+// in place, and the fused forms the same as the separate ones.
+
+template <class T>
+class Glu16 : public ::testing::Test {};
+using storage_types = ::testing::Types<bfloat16, float16>;
+TYPED_TEST_SUITE(Glu16, storage_types);
+
+// n values of T cycling through a spread of patterns (finite and not): start, start + step, ...
+template <class T>
+std::vector<T> patterns(std::size_t n, std::uint32_t start, std::uint32_t step) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i].bits = static_cast<std::uint16_t>((start + step * i) & 0xffffU);
+  }
+  return v;
+}
+
+template <class T>
+bool same16(T a, T b) {
+  auto const fa = static_cast<float>(a);
+  auto const fb = static_cast<float>(b);
+  return a.bits == b.bits || (std::isnan(fa) && std::isnan(fb));
+}
+
+template <class T, class F>
+void expect_gated16_rule(F const& f, std::vector<T> const& value, std::vector<T> const& gate,
+                         std::vector<T> const& dy) {
+  std::size_t const n = value.size();
+  std::vector<T> y(n + 1, T{0x1234});
+  std::vector<T> d_value(n + 1, T{0x1234});
+  std::vector<T> d_gate(n + 1, T{0x1234});
+  gated_forward(f, in(value), in(gate), std::span<T>(y.data(), n));
+  gated_backward(f, in(value), in(gate), in(dy), std::span<T>(d_value.data(), n),
+                 std::span<T>(d_gate.data(), n));
+  ASSERT_EQ(y[n].bits, 0x1234);
+  ASSERT_EQ(d_value[n].bits, 0x1234);
+  ASSERT_EQ(d_gate[n].bits, 0x1234);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const v = static_cast<float>(value[i]);
+    auto const g = static_cast<float>(gate[i]);
+    auto const d = static_cast<float>(dy[i]);
+    auto const vd = static_cast<double>(v);
+    auto const gd = static_cast<double>(g);
+    auto const dd = static_cast<double>(d);
+    T const want = detail::rounded16_given<T>(f(v, g), [&] { return f(vd, gd); });
+    gated_gradient<float> const r = f.backward(v, g, d);
+    T const want_value =
+        detail::rounded16_given<T>(r.d_value, [&] { return f.backward(vd, gd, dd).d_value; });
+    T const want_gate =
+        detail::rounded16_given<T>(r.d_gate, [&] { return f.backward(vd, gd, dd).d_gate; });
+    ASSERT_TRUE(same16(y[i], want)) << "n=" << n << " i=" << i << " value " << v << " gate " << g;
+    ASSERT_TRUE(same16(d_value[i], want_value)) << "n=" << n << " i=" << i;
+    ASSERT_TRUE(same16(d_gate[i], want_gate)) << "n=" << n << " i=" << i;
+  }
+  // In place: out over value, d_value over value and d_gate over gate.
+  std::vector<T> v2(value);
+  gated_forward(f, in(v2), in(gate), out(v2));
+  std::vector<T> v3(value);
+  std::vector<T> g3(gate);
+  gated_backward(f, in(v3), in(g3), in(dy), out(v3), out(g3));
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(v2[i].bits, y[i].bits) << "in place, i=" << i;
+    ASSERT_EQ(v3[i].bits, d_value[i].bits) << "in place, i=" << i;
+    ASSERT_EQ(g3[i].bits, d_gate[i].bits) << "in place, i=" << i;
+  }
+}
+
+TYPED_TEST(Glu16, EveryValueAndGatePatternFollowsTheRoundingRule) {
+  using T = TypeParam;
+  // All 65536 gate patterns against values and dy that cycle with other steps.
+  std::vector<T> const gate = patterns<T>(0x10000, 0, 1);
+  std::vector<T> const value = patterns<T>(0x10000, 0x3c00, 7);
+  std::vector<T> const dy = patterns<T>(0x10000, 0xb800, 13);
+  for_each_variant([&](auto const& var) {
+    SCOPED_TRACE(std::string(var.name));
+    expect_gated16_rule<T>(var.f, value, gate, dy);
+  });
+}
+
+TYPED_TEST(Glu16, EveryShortLengthAndOffset) {
+  using T = TypeParam;
+  for_each_variant([&](auto const& var) {
+    SCOPED_TRACE(std::string(var.name));
+    for (std::size_t n = 0; n <= 40; ++n) {
+      for (std::uint32_t offset = 0; offset < 3; ++offset) {
+        std::vector<T> const value = patterns<T>(n, 0x3e00 + offset * 31, 5);
+        std::vector<T> const gate = patterns<T>(n, 0xc000 + offset * 17, 9);
+        std::vector<T> const dy = patterns<T>(n, 0x3800 + offset, 3);
+        expect_gated16_rule<T>(var.f, value, gate, dy);
+      }
+    }
+  });
+}
+
+TYPED_TEST(Glu16, FusedEqualsSeparate) {
+  using T = TypeParam;
+  constexpr std::size_t rows = 3;
+  constexpr std::size_t half = 37;
+  std::vector<T> const x = patterns<T>(rows * 2 * half, 0x3a00, 11);
+  std::vector<T> const dy = patterns<T>(rows * half, 0xbc00, 5);
+  for_each_variant([&](auto const& var) {
+    SCOPED_TRACE(std::string(var.name));
+    for (glu_split const split : {glu_split::value_first, glu_split::gate_first}) {
+      std::vector<T> fused(rows * half);
+      std::vector<T> fused_dx(rows * 2 * half);
+      gated_forward_fused(var.f, in(x), out(fused), rows, split);
+      gated_backward_fused(var.f, in(x), in(dy), out(fused_dx), rows, split);
+      std::size_t const value_at = split == glu_split::value_first ? 0 : half;
+      std::size_t const gate_at = half - value_at;
+      for (std::size_t r = 0; r < rows; ++r) {
+        std::span<T const> const row(x.data() + r * 2 * half, 2 * half);
+        std::vector<T> y(half);
+        std::vector<T> dv(half);
+        std::vector<T> dg(half);
+        gated_forward(var.f, row.subspan(value_at, half), row.subspan(gate_at, half), out(y));
+        gated_backward(var.f, row.subspan(value_at, half), row.subspan(gate_at, half),
+                       std::span<T const>(dy.data() + r * half, half), out(dv), out(dg));
+        for (std::size_t i = 0; i < half; ++i) {
+          ASSERT_EQ(fused[r * half + i].bits, y[i].bits);
+          ASSERT_EQ(fused_dx[r * 2 * half + value_at + i].bits, dv[i].bits);
+          ASSERT_EQ(fused_dx[r * 2 * half + gate_at + i].bits, dg[i].bits);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+}  // namespace nonlin::test

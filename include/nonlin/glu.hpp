@@ -25,7 +25,9 @@
 //   nonlin::gated_forward_fused(f, x, out, rows, split)        x: (rows, 2H), out: (rows, H)
 //   nonlin::gated_backward_fused(f, x, dy, dx, rows, split)    dy: (rows, H), dx: (rows, 2H)
 // The fused forms take the projection output as one (rows, 2H) buffer, as a single matmul with
-// the concatenated [V W] weights produces it; glu_split says which half is which.
+// the concatenated [V W] weights produces it; glu_split says which half is which. All four take
+// bfloat16 and float16 arrays as the kernels of kernels.hpp do: computed in float, each result
+// correctly rounded by the same rule (near a 16-bit midpoint: recomputed in double).
 
 #include <algorithm>
 #include <array>
@@ -117,35 +119,75 @@ namespace detail {
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
 // same array as an input; the tail runs the same batch code on a zero-padded copy.
 // The op is copied in, as in elementwise.
+// The lanes of either result of r near a midpoint of T, recomputed in double from the inputs
+// (elementwise's recomputed_near_midpoints for two results; rare, out of line, by value).
+template <class T, class B, class Op, class... In>
+NONLIN_COLD gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated_gradient<B> r,
+                                                             std::size_t i, std::size_t count,
+                                                             In... in) {
+  B const lane_index = B::load_aligned(lane_indices<B>().data());
+  std::uint64_t const count_bits =
+      count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0};
+  std::uint64_t const near_value = lane_bits(near_midpoints<T>(r.d_value)) & count_bits;
+  std::uint64_t const near_gate = lane_bits(near_midpoints<T>(r.d_gate)) & count_bits;
+  for (std::uint64_t marked = near_value | near_gate; marked != 0; marked &= marked - 1) {
+    auto const lane = static_cast<std::size_t>(std::countr_zero(marked));
+    gated_gradient<double> const d = op(static_cast<double>(static_cast<float>(in[i + lane]))...);
+    auto const at = lane_index == B(static_cast<float>(lane));
+    if ((near_value >> lane) & 1U) {
+      r.d_value = xsimd::select(at, B(math::round_to_odd(d.d_value)), r.d_value);
+    }
+    if ((near_gate >> lane) & 1U) {
+      r.d_gate = xsimd::select(at, B(math::round_to_odd(d.d_gate)), r.d_gate);
+    }
+  }
+  return r;
+}
+
+// elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
+// All inputs of a batch are loaded before either output is stored, so an output may be the very
+// same array as an input; the tail runs the same batch code on a zero-padded copy. 16-bit
+// arrays as in elementwise: widened, the results near a midpoint recomputed in double, each
+// rounded once. The op is copied in, as in elementwise.
 NONLIN_LOOP_DIAGNOSTICS_PUSH
 template <class Arch, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std::span<T> out1,
                                      In... in) {
   Op const op = shared_op;
-  using batch = xsimd::batch<T, Arch>;
+  using batch = xsimd::batch<compute_t<T>, Arch>;
   constexpr std::size_t width = batch::size;
+  constexpr bool recompute = storage16<T> && recomputable_in_double<Op, In...>;
   std::size_t const n = out0.size();
   std::size_t i = 0;
+  auto const rounded = [&](gated_gradient<batch> r, std::size_t at, std::size_t count) {
+    if constexpr (recompute) {
+      if (xsimd::any(near_midpoints<T>(r.d_value) | near_midpoints<T>(r.d_gate))) [[unlikely]] {
+        r = recomputed_pair_near_midpoints<T>(op, r, at, count, in...);
+      }
+    }
+    return r;
+  };
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).
   for (; i + 2 * width <= n; i += 2 * width) {
-    gated_gradient<batch> r0 = op(batch::load_unaligned(in.data() + i)...);
-    gated_gradient<batch> r1 = op(batch::load_unaligned(in.data() + i + width)...);
-    r0.d_value.store_unaligned(out0.data() + i);
-    r0.d_gate.store_unaligned(out1.data() + i);
-    r1.d_value.store_unaligned(out0.data() + i + width);
-    r1.d_gate.store_unaligned(out1.data() + i + width);
+    gated_gradient<batch> r0 = rounded(op(load_batch<batch>(in.data() + i)...), i, width);
+    gated_gradient<batch> r1 =
+        rounded(op(load_batch<batch>(in.data() + i + width)...), i + width, width);
+    store_batch(r0.d_value, out0.data() + i);
+    store_batch(r0.d_gate, out1.data() + i);
+    store_batch(r1.d_value, out0.data() + i + width);
+    store_batch(r1.d_gate, out1.data() + i + width);
   }
   for (; i + width <= n; i += width) {
-    gated_gradient<batch> r = op(batch::load_unaligned(in.data() + i)...);
-    r.d_value.store_unaligned(out0.data() + i);
-    r.d_gate.store_unaligned(out1.data() + i);
+    gated_gradient<batch> r = rounded(op(load_batch<batch>(in.data() + i)...), i, width);
+    store_batch(r.d_value, out0.data() + i);
+    store_batch(r.d_gate, out1.data() + i);
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    gated_gradient<batch> r = op(detail::load_partial<batch>(in.data() + i, rest, T(0))...);
-    detail::store_partial(r.d_value, out0.data() + i, rest);
-    detail::store_partial(r.d_gate, out1.data() + i, rest);
+    gated_gradient<batch> r = rounded(op(load_tail<batch>(in.data() + i, rest)...), i, rest);
+    store_tail(r.d_value, out0.data() + i, rest);
+    store_tail(r.d_gate, out1.data() + i, rest);
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
@@ -194,8 +236,8 @@ inline split_offsets offsets(glu_split split, std::size_t half) noexcept {
 }  // namespace detail
 
 // out = f(value, gate) = value * act(gate). out may be value or gate itself.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires gated_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires gated_activation<F, detail::compute_t<T>>
 void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate,
                    std::span<T> out) {
   char const* where = "nonlin::gated_forward";
@@ -203,14 +245,15 @@ void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate
   detail::require_same_size<T>(where, "value", value, "out", out);
   detail::require_no_partial_overlap<T>(where, "out", out, "value", value);
   detail::require_no_partial_overlap<T>(where, "out", out, "gate", gate);
-  detail::elementwise<Arch>([f](auto v, auto g) { return f(v, g); }, out, value, gate);
+  detail::elementwise<Arch>([f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); }, out,
+                            value, gate);
 }
 
 // d_value = dy * act(gate), d_gate = dy * value * act'(gate), in one pass. Each output may be
 // any one input itself (d_value = value and d_gate = gate overwrites the forward's inputs);
 // d_value and d_gate must be separate arrays.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires gated_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires gated_activation<F, detail::compute_t<T>>
 void gated_backward(F const& f, std::span<T const> value, std::span<T const> gate,
                     std::span<T const> dy, std::span<T> d_value, std::span<T> d_gate) {
   char const* where = "nonlin::gated_backward";
@@ -225,14 +268,15 @@ void gated_backward(F const& f, std::span<T const> value, std::span<T const> gat
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "gate", gate);
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "dy", dy);
   detail::require_disjoint<T, T>(where, "d_value", d_value, "d_gate", d_gate);
-  detail::elementwise_pair<Arch>([f](auto v, auto g, auto d) { return f.backward(v, g, d); },
-                                 d_value, d_gate, value, gate, dy);
+  detail::elementwise_pair<Arch>(
+      [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) { return f.backward(v, g, d); },
+      d_value, d_gate, value, gate, dy);
 }
 
 // out (rows, H) = f(value, gate) with value and gate the two halves of each row of x (rows, 2H).
 // x and out must be separate arrays.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires gated_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires gated_activation<F, detail::compute_t<T>>
 void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std::size_t rows,
                          glu_split split) {
   char const* where = "nonlin::gated_forward_fused";
@@ -242,7 +286,7 @@ void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std
     return;  // rows of nothing: no work, however many rows
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g) { return f(v, g); };
+  auto const op = [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     detail::elementwise<Arch>(op, out.subspan(half * r, half), row.subspan(at.value, half),
@@ -252,8 +296,8 @@ void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std
 
 // dx (rows, 2H) = the value and gate gradients, in the layout of x; dy is (rows, H). dx may be
 // x itself (the gradient overwrites the saved projection); dx and dy must be separate arrays.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires gated_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires gated_activation<F, detail::compute_t<T>>
 void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx,
                           std::size_t rows, glu_split split) {
   char const* where = "nonlin::gated_backward_fused";
@@ -265,7 +309,9 @@ void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> d
     return;
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g, auto d) { return f.backward(v, g, d); };
+  auto const op = [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) {
+    return f.backward(v, g, d);
+  };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     auto const grad = dx.subspan(2 * half * r, 2 * half);

@@ -134,19 +134,26 @@ using as_double = double;
 template <class Op, class... In>
 concept recomputable_in_double = std::is_invocable_v<Op const&, as_double<In>...>;
 
+// The 16-bit value of a float result r: r rounded once, or, where r is near a midpoint of T,
+// in_double() (the same result computed in double) rounded to odd and then to T.
+template <storage16 T, class InDouble>
+T rounded16_given(float r, InDouble const& in_double) {
+  if (math::near_midpoint16<T>(std::bit_cast<std::int32_t>(r) & 0x7fffffff)) {
+    r = math::round_to_odd(static_cast<double>(in_double()));
+  }
+  return T::from_float(r);
+}
+
 // The 16-bit value of op(x...) (floats widened from T): op in float, and in double where the
 // float result is within math::midpoint_margin float steps of a midpoint of T. The span
 // kernels' result for one element, and the tests' reference.
 template <storage16 T, class Op, class... X>
 T rounded16(Op const& op, X... x) {
-  float r = op(x...);
   if constexpr (recomputable_in_double<Op, X...>) {
-    std::int32_t const m = std::bit_cast<std::int32_t>(r) & 0x7fffffff;
-    if (math::near_midpoint16<T>(m)) {
-      r = math::round_to_odd(static_cast<double>(op(static_cast<double>(x)...)));
-    }
+    return rounded16_given<T>(op(x...), [&] { return op(static_cast<double>(x)...); });
+  } else {
+    return T::from_float(op(x...));
   }
-  return T::from_float(r);
 }
 
 // Whether any lane of r is near a midpoint of T (r: floats on their way to T).
