@@ -32,6 +32,7 @@ ACCURACY_FILE="$accuracy" python3 - <<'PY'
 import os
 import re
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -40,13 +41,8 @@ text = readme.read_text()
 report = Path("build/bench/report.md").read_text()
 accuracy = Path(os.environ["ACCURACY_FILE"]).read_text().strip()
 
-def section(markdown, title_start):
-    """The '## title...' section of the report, without its heading."""
-    parts = re.split(r"^## ", markdown, flags=re.M)
-    for part in parts:
-        if part.startswith(title_start):
-            return part.split("\n", 1)[1].strip()
-    return "(not measured in this run)"
+sys.path.insert(0, "bench")
+from storage16_summary import section  # the '## title...' section of a report, no heading
 
 machine = section(report, "Machine and build")
 bench = "\n\n".join([

@@ -269,6 +269,19 @@ void print_function_table(std::map<std::string, row_results> const& measured) {
   });
 }
 
+// worker() on `threads` threads, this one included, until each returns.
+template <class Worker>
+void run_on_threads(unsigned threads, Worker const& worker) {
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& t : pool) {
+    t.join();
+  }
+}
+
 // "0", or "3 (3 on a tie in double)" where some could not be decided.
 std::string count_cell(accuracy::storage16_count const& c) {
   std::string out = std::to_string(c.wrong);
@@ -306,14 +319,7 @@ int run_storage16(settings const& s) {
               accuracy::scan_storage16<T>(f, p * (0x10000 / parts), (p + 1) * (0x10000 / parts));
         }
       };
-      std::vector<std::thread> pool;
-      for (unsigned t = 1; t < s.threads; ++t) {
-        pool.emplace_back(worker);
-      }
-      worker();
-      for (auto& t : pool) {
-        t.join();
-      }
+      run_on_threads(s.threads, worker);
       accuracy::storage16_result all;
       for (auto const& r : part) {
         accuracy::merge(all, r);
@@ -468,14 +474,7 @@ int main(int argc, char** argv) {
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < s.threads; ++t) {
-    pool.emplace_back(worker);
-  }
-  worker();
-  for (auto& t : pool) {
-    t.join();
-  }
+  run_on_threads(s.threads, worker);
   double const secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "\n");
