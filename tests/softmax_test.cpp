@@ -940,3 +940,143 @@ TEST(SoftmaxDouble, CrossEntropyOverTheClassAxisEqualsTheTransposedRows) {
 
 }  // namespace
 }  // namespace nonlin::test
+
+namespace nonlin::test {
+namespace {
+
+// ---- 16-bit arrays ------------------------------------------------------------------------
+// softmax and log_softmax on bfloat16 and float16: bit for bit the float driver's result on the
+// widened values rounded once (any layout, in place); each p within one 16-bit ulp of the true
+// value (long double); rows summing to 1 within half an ulp of 1 per entry's rounding,
+// 2^-8 (bf16) and 2^-11 (fp16), plus the float error.
+
+template <class T>
+class Softmax16 : public ::testing::Test {};
+using storage_types = ::testing::Types<bfloat16, float16>;
+TYPED_TEST_SUITE(Softmax16, storage_types);
+
+template <class T>
+std::vector<T> logits16(std::size_t n, std::uint64_t seed, float spread) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> u(-spread, spread);
+  std::vector<T> v(n);
+  for (auto& e : v) {
+    e = T::from_float(u(gen));
+  }
+  return v;
+}
+
+template <class T>
+std::vector<float> widened(std::vector<T> const& v) {
+  std::vector<float> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), [](T e) { return static_cast<float>(e); });
+  return out;
+}
+
+// One 16-bit ulp at |p| (the spacing of T's values at p, subnormal steps included).
+template <class T>
+double ulp16(double p) {
+  bool const bf = std::is_same_v<T, bfloat16>;
+  int e = 0;
+  (void)std::frexp(p, &e);
+  return std::ldexp(1.0, std::max(e - 1, bf ? -126 : -14) - (bf ? 7 : 10));
+}
+
+TYPED_TEST(Softmax16, EqualsTheFloatDriverRoundedOnceInEveryLayout) {
+  using T = TypeParam;
+  for (axis_layout const shape : {axis_layout{7, 33, 1}, axis_layout{3, 17, 5},
+                                  axis_layout{1, 2000, 1}, axis_layout{40, 1, 3}}) {
+    std::vector<T> const x = logits16<T>(shape.size(), 11, 12.0F);
+    std::vector<T> const dy = logits16<T>(shape.size(), 12, 1.0F);
+    for (double const t : {1.0, 0.5, 3.0}) {
+      std::vector<float> xf = widened(x);
+      std::vector<float> yf(xf.size());
+      std::vector<T> y(x.size());
+      forward(softmax{t}, std::span<float const>(xf), std::span<float>(yf), shape);
+      forward(softmax{t}, std::span<T const>(x), std::span<T>(y), shape);
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        ASSERT_EQ(y[i].bits, T::from_float(yf[i]).bits) << "softmax i=" << i;
+      }
+      // backward from that y
+      std::vector<float> dxf(xf.size());
+      std::vector<T> dx(x.size());
+      std::vector<float> const ywf = widened(y);
+      std::vector<float> const dyf = widened(dy);
+      backward_from_output(softmax{t}, std::span<float const>(ywf), std::span<float const>(dyf),
+                           std::span<float>(dxf), shape);
+      backward_from_output(softmax{t}, std::span<T const>(y), std::span<T const>(dy),
+                           std::span<T>(dx), shape);
+      for (std::size_t i = 0; i < dx.size(); ++i) {
+        ASSERT_EQ(dx[i].bits, T::from_float(dxf[i]).bits) << "softmax backward i=" << i;
+      }
+      // log_softmax, in place
+      std::vector<T> in_place(x);
+      forward(log_softmax{t}, std::span<T const>(in_place), std::span<T>(in_place), shape);
+      forward(log_softmax{t}, std::span<float const>(xf), std::span<float>(yf), shape);
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        ASSERT_EQ(in_place[i].bits, T::from_float(yf[i]).bits) << "log_softmax i=" << i;
+      }
+      std::vector<T> grad(dy);
+      std::vector<float> const lwf = widened(in_place);
+      backward_from_output(log_softmax{t}, std::span<float const>(lwf), std::span<float const>(dyf),
+                           std::span<float>(dxf), shape);
+      backward_from_output(log_softmax{t}, std::span<T const>(in_place), std::span<T const>(grad),
+                           std::span<T>(grad), shape);
+      for (std::size_t i = 0; i < dx.size(); ++i) {
+        ASSERT_EQ(grad[i].bits, T::from_float(dxf[i]).bits) << "log_softmax backward i=" << i;
+      }
+    }
+  }
+}
+
+TYPED_TEST(Softmax16, WithinOneUlpAndRowsSumToOne) {
+  using T = TypeParam;
+  double const sum_bound = std::is_same_v<T, bfloat16> ? 0x1p-8 : 0x1p-11;
+  for (std::size_t const cols : {1UL, 2UL, 10UL, 100UL, 1000UL}) {
+    std::size_t const rows = 20;
+    std::vector<T> const x = logits16<T>(rows * cols, 31 + cols, 20.0F);
+    std::vector<T> y(x.size());
+    forward(softmax{}, x, y, cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+      long double m = -std::numeric_limits<long double>::infinity();
+      for (std::size_t c = 0; c < cols; ++c) {
+        m = std::max<long double>(m, static_cast<float>(x[r * cols + c]));
+      }
+      long double s = 0;
+      for (std::size_t c = 0; c < cols; ++c) {
+        s += std::exp(static_cast<long double>(static_cast<float>(x[r * cols + c])) - m);
+      }
+      long double row_sum = 0;
+      for (std::size_t c = 0; c < cols; ++c) {
+        long double const p =
+            std::exp(static_cast<long double>(static_cast<float>(x[r * cols + c])) - m) / s;
+        double const got = static_cast<float>(y[r * cols + c]);
+        ASSERT_LE(std::fabs(got - static_cast<double>(p)), ulp16<T>(static_cast<double>(p)))
+            << "cols=" << cols << " row " << r << " col " << c;
+        row_sum += got;
+      }
+      EXPECT_LE(std::fabs(static_cast<double>(row_sum) - 1.0), sum_bound + 1e-6)
+          << "cols=" << cols << " row " << r;
+    }
+  }
+}
+
+TYPED_TEST(Softmax16, BadArgumentsThrowBeforeWriting) {
+  using T = TypeParam;
+  std::vector<T> const x = logits16<T>(12, 5, 3.0F);
+  std::vector<T> y(12, T{0x7fc0});
+  EXPECT_THROW(forward(softmax{0.0}, x, y, std::size_t{4}), std::invalid_argument);
+  EXPECT_THROW(
+      forward(softmax{}, std::span<T const>(x), std::span<T>(y.data(), 11), std::size_t{4}),
+      std::invalid_argument);
+  EXPECT_THROW(
+      backward_from_output(log_softmax{}, std::span<T const>(x), std::span<T const>(x.data(), 11),
+                           std::span<T>(y), std::size_t{4}),
+      std::invalid_argument);
+  for (T const e : y) {
+    ASSERT_EQ(e.bits, 0x7fc0);
+  }
+}
+
+}  // namespace
+}  // namespace nonlin::test

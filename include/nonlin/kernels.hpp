@@ -128,6 +128,32 @@ NONLIN_ALWAYS_INLINE void store_tail(B const& value, T* p, std::size_t count) {
   }
 }
 
+// 16-bit values widened into floats, and floats rounded once into 16-bit values, with the SIMD
+// conversions (the softmax drivers' 16-bit path runs through float buffers).
+template <class Arch, storage16 T>
+void widen16(std::span<T const> x, float* out) {
+  using B = xsimd::batch<float, Arch>;
+  std::size_t i = 0;
+  for (; i + B::size <= x.size(); i += B::size) {
+    load_batch<B>(x.data() + i).store_unaligned(out + i);
+  }
+  if (i < x.size()) {
+    detail::store_partial(load_tail<B>(x.data() + i, x.size() - i), out + i, x.size() - i);
+  }
+}
+template <class Arch, storage16 T>
+void narrow16(float const* x, std::span<T> out) {
+  using B = xsimd::batch<float, Arch>;
+  std::size_t i = 0;
+  for (; i + B::size <= out.size(); i += B::size) {
+    store_batch(B::load_unaligned(x + i), out.data() + i);
+  }
+  if (i < out.size()) {
+    std::size_t const rest = out.size() - i;
+    store_tail(detail::load_partial<B>(x + i, rest, 0.0F), out.data() + i, rest);
+  }
+}
+
 // An op on 16-bit arrays whose lanes near a midpoint are recomputed in double.
 template <class>
 using as_double = double;

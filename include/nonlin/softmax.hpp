@@ -23,15 +23,26 @@
 // NaN; masked attention wants zeros). A NaN or +inf anywhere in a row makes that row NaN, its
 // masked entries included; other rows are not affected.
 //
+// bfloat16 and float16 arrays (float16.hpp) run through float: a block of whole slices
+// (outer index) at a time is widened into float buffers, the float driver runs on it (sums and
+// maxima in float, compensated as above) and the outputs are rounded once to 16 bits, so each
+// p is within half a 16-bit ulp of the float result (itself within a few float ulp of p). The
+// buffers (one per input, up to 16384 floats or one slice) are allocated once per call, before
+// anything is written.
+//
 // The pieces: axis_layout.hpp (the layout), detail/softmax_checks.hpp (argument checks),
 // detail/softmax_math.hpp (the running sum and the per-element math), detail/softmax_drivers.hpp
 // (the loops).
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <concepts>
 #include <cstddef>
 #include <limits>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -59,38 +70,88 @@ struct log_softmax {
 template <class F>
 concept normalization = std::same_as<F, softmax> || std::same_as<F, log_softmax>;
 
+namespace detail {
+
+// run(block layout, float pointers...) over float copies of 16-bit arrays shaped `shape`, a block
+// of whole outer slices at a time; the result, which run leaves in the first buffer, is rounded
+// into out. The inputs are read into the buffers before out is written (out may be an input).
+template <class Arch, storage16 T, std::size_t N, class Run>
+void through_float(axis_layout shape, std::array<std::span<T const>, N> in, std::span<T> out,
+                   Run const& run) {
+  std::size_t const slice = shape.axis * shape.inner;
+  if (slice == 0 || shape.outer == 0) {
+    return;
+  }
+  constexpr std::size_t block_floats = 16384;
+  std::size_t const slices = std::max<std::size_t>(1, std::min(shape.outer, block_floats / slice));
+  std::array<std::vector<float>, N> buffers;
+  for (auto& b : buffers) {
+    b.resize(slices * slice);
+  }
+  for (std::size_t o = 0; o < shape.outer; o += slices) {
+    std::size_t const count = std::min(slices, shape.outer - o);
+    std::size_t const begin = o * slice;
+    std::size_t const size = count * slice;
+    for (std::size_t k = 0; k < N; ++k) {
+      widen16<Arch>(in[k].subspan(begin, size), buffers[k].data());
+    }
+    axis_layout const block{count, shape.axis, shape.inner};
+    [&]<std::size_t... k>(std::index_sequence<k...>) { run(block, buffers[k].data()...); }
+    (std::make_index_sequence<N>{});
+    narrow16<Arch>(buffers[0].data(), out.subspan(begin, size));
+  }
+}
+
+}  // namespace detail
+
 // y = softmax(x / T) or log_softmax(x / T) over the axis of `shape`; y may be x itself.
-template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
+template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
   constexpr bool log = std::same_as<F, log_softmax>;
   char const* where = log ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
-  detail::require_temperature<T>(where, f.temperature);
+  detail::require_temperature<detail::compute_t<T>>(where, f.temperature);
   detail::require_layout(where, "x", x.size(), shape);
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
-  detail::forward_over_axis<Arch, log>(shape, x.data(), y.data(), static_cast<T>(f.temperature));
+  if constexpr (storage16<T>) {
+    detail::through_float<Arch>(shape, std::array{x}, y, [&](axis_layout block, float* b) {
+      detail::forward_over_axis<Arch, log>(block, b, b, static_cast<float>(f.temperature));
+    });
+  } else {
+    detail::forward_over_axis<Arch, log>(shape, x.data(), y.data(), static_cast<T>(f.temperature));
+  }
 }
 
 // softmax: dx = y (dy - <y, dy>) / T from the saved output y; dx may be y or dy itself.
 // <y, dy> is compensated with exact products; 1/T is applied to y first where T <= 1 and last
 // where T > 1, so that neither p / T nor p (dy - <y, dy>) underflows before the other factor
 // brings it back (both orders round twice).
-template <class Arch = xsimd::default_arch, real_scalar T>
+template <class Arch = xsimd::default_arch, detail::span_element T>
 void backward_from_output(softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
   detail::require_backward_arguments("nonlin::backward_from_output(softmax)", f, y, dy, dx, shape);
-  T const t = static_cast<T>(f.temperature);
-  // |dy| <= max / 4 keeps dy - <y, dy> finite (|<y, dy>| <= max |dy| since y sums to 1).
-  constexpr int scale_bits = 2;
-  auto add = [](auto& sum, auto p, auto g) { sum.add_product(p, g); };
-  if (t <= T(1)) {
-    detail::backward_over_axis<Arch>(
-        shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
-        [](auto p, auto g, auto dot, auto inv_t) { return (p * inv_t) * (g - dot); });
+  if constexpr (storage16<T>) {
+    detail::through_float<Arch>(
+        shape, std::array{y, dy}, dx, [&](axis_layout block, float* yb, float* dyb) {
+          backward_from_output<Arch>(f, std::span<float const>(yb, block.size()),
+                                     std::span<float const>(dyb, block.size()),
+                                     std::span<float>(yb, block.size()), block);
+        });
+    return;
   } else {
-    detail::backward_over_axis<Arch>(
-        shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
-        [](auto p, auto g, auto dot, auto inv_t) { return (p * (g - dot)) * inv_t; });
+    T const t = static_cast<T>(f.temperature);
+    // |dy| <= max / 4 keeps dy - <y, dy> finite (|<y, dy>| <= max |dy| since y sums to 1).
+    constexpr int scale_bits = 2;
+    auto add = [](auto& sum, auto p, auto g) { sum.add_product(p, g); };
+    if (t <= T(1)) {
+      detail::backward_over_axis<Arch>(
+          shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
+          [](auto p, auto g, auto dot, auto inv_t) { return (p * inv_t) * (g - dot); });
+    } else {
+      detail::backward_over_axis<Arch>(
+          shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
+          [](auto p, auto g, auto dot, auto inv_t) { return (p * (g - dot)) * inv_t; });
+    }
   }
 }
 
@@ -100,31 +161,40 @@ void backward_from_output(softmax const& f, std::span<T const> y, std::span<T co
 // PyTorch computes it; leaving the masked dy_j out would give the unmasked entries the gradient
 // of a different loss. The sum is compensated; where it could overflow (|dy| above
 // max / 2^(bit_width(axis) + 1)) the row runs on dy scaled down and dx is scaled back.
-template <class Arch = xsimd::default_arch, real_scalar T>
+template <class Arch = xsimd::default_arch, detail::span_element T>
 void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx, axis_layout shape) {
   detail::require_backward_arguments("nonlin::backward_from_output(log_softmax)", f, y, dy, dx,
                                      shape);
-  int const scale_bits = static_cast<int>(std::bit_width(shape.axis)) + 1;
-  detail::backward_over_axis<Arch>(
-      shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature), scale_bits,
-      [](auto& sum, auto, auto g) { sum.add(g); },
-      [](auto logp, auto g, auto total, auto inv_t) {
-        using V = decltype(logp);
-        V const grad = math::fma(math::neg(math::exp(logp)), total, g) * inv_t;
-        return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), grad);
-      });
+  if constexpr (storage16<T>) {
+    detail::through_float<Arch>(
+        shape, std::array{y, dy}, dx, [&](axis_layout block, float* yb, float* dyb) {
+          backward_from_output<Arch>(f, std::span<float const>(yb, block.size()),
+                                     std::span<float const>(dyb, block.size()),
+                                     std::span<float>(yb, block.size()), block);
+        });
+  } else {
+    int const scale_bits = static_cast<int>(std::bit_width(shape.axis)) + 1;
+    detail::backward_over_axis<Arch>(
+        shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature), scale_bits,
+        [](auto& sum, auto, auto g) { sum.add(g); },
+        [](auto logp, auto g, auto total, auto inv_t) {
+          using V = decltype(logp);
+          V const grad = math::fma(math::neg(math::exp(logp)), total, g) * inv_t;
+          return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), grad);
+        });
+  }
 }
 
 // The rows layout: (rows, cols) with rows = x.size() / cols.
-template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
+template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols) {
   char const* where =
       std::same_as<F, log_softmax> ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
   forward<Arch>(f, x, y, detail::rows_layout(where, "x", x.size(), cols));
 }
 
-template <class Arch = xsimd::default_arch, normalization F, real_scalar T>
+template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
                           std::size_t cols) {
   char const* where = std::same_as<F, log_softmax> ? "nonlin::backward_from_output(log_softmax)"

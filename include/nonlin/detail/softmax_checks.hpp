@@ -8,6 +8,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "../axis_layout.hpp"
 #include "../concepts.hpp"
@@ -50,10 +51,11 @@ inline axis_layout rows_layout(char const* where, char const* name, std::size_t 
 }
 
 // Any F with a `temperature` (softmax, log_softmax).
-template <class F, real_scalar T>
+// T: float, double or a 16-bit storage type (computed in float).
+template <class F, class T>
 void require_backward_arguments(char const* where, F const& f, std::span<T const> y,
                                 std::span<T const> dy, std::span<T> dx, axis_layout shape) {
-  require_temperature<T>(where, f.temperature);
+  require_temperature<std::conditional_t<real_scalar<T>, T, float>>(where, f.temperature);
   require_layout(where, "y", y.size(), shape);
   require_same_size<T>(where, "y", y, "dy", dy);
   require_same_size<T>(where, "y", y, "dx", dx);
