@@ -1061,6 +1061,93 @@ TYPED_TEST(Softmax16, WithinOneUlpAndRowsSumToOne) {
   }
 }
 
+// Cross-entropy on 16-bit logits: the float overloads on the widened logits (and q), dz rounded
+// once, the loss and the per-row losses bit for bit; hard targets with ignore_index, weights and
+// smoothing, soft targets, the axis layout.
+TYPED_TEST(Softmax16, CrossEntropyEqualsTheFloatOverloadsOnTheWidenedLogits) {
+  using T = TypeParam;
+  std::size_t const rows = 9;
+  std::size_t const cols = 37;
+  std::vector<T> const z = logits16<T>(rows * cols, 41, 10.0F);
+  std::vector<float> const zf = widened(z);
+  std::vector<std::int64_t> targets(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    targets[r] = r == 4 ? -100 : static_cast<std::int64_t>((r * 7) % cols);
+  }
+  std::vector<float> weight(cols);
+  for (std::size_t c = 0; c < cols; ++c) {
+    weight[c] = 0.5F + static_cast<float>(c % 5) * 0.25F;
+  }
+  for (int variant = 0; variant < 3; ++variant) {
+    std::vector<float> losses(rows);
+    std::vector<float> losses16(rows);
+    cross_entropy_options<float> o{.reduce = variant == 2 ? reduction::none : reduction::mean};
+    if (variant >= 1) {
+      o.label_smoothing = 0.1;
+      o.weight = std::span<float const>(weight);
+    }
+    cross_entropy_options<float> o16 = o;
+    o.losses = std::span<float>(losses);
+    o16.losses = std::span<float>(losses16);
+    std::vector<float> dzf(zf.size());
+    std::vector<T> dz(z.size());
+    float const want = softmax_cross_entropy(softmax{}, std::span<float const>(zf),
+                                             std::span<std::int64_t const>(targets),
+                                             std::span<float>(dzf), cols, o);
+    float const got =
+        softmax_cross_entropy(softmax{}, std::span<T const>(z),
+                              std::span<std::int64_t const>(targets), std::span<T>(dz), cols, o16);
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want)) << variant;
+    for (std::size_t i = 0; i < dz.size(); ++i) {
+      ASSERT_EQ(dz[i].bits, T::from_float(dzf[i]).bits) << "variant " << variant << " i=" << i;
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(losses16[r], losses[r]) << r;
+    }
+  }
+  // Soft targets (q in 16 bits too), and the axis layout: outer 3, 37 classes, inner 3.
+  std::vector<T> q(z.size());
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      q[r * cols + c] = T::from_float(c == static_cast<std::size_t>(r) ? 0.75F : 0.25F / 36);
+    }
+  }
+  std::vector<float> const qf = widened(q);
+  std::vector<float> dzf(zf.size());
+  std::vector<T> dz(z.size());
+  float const want = softmax_cross_entropy(softmax{0.7}, std::span<float const>(zf),
+                                           std::span<float const>(qf), std::span<float>(dzf), cols);
+  float const got = softmax_cross_entropy(softmax{0.7}, std::span<T const>(z),
+                                          std::span<T const>(q), std::span<T>(dz), cols);
+  ASSERT_EQ(got, want);
+  for (std::size_t i = 0; i < dz.size(); ++i) {
+    ASSERT_EQ(dz[i].bits, T::from_float(dzf[i]).bits) << "soft i=" << i;
+  }
+  axis_layout const shape{3, 37, 3};
+  std::vector<std::int64_t> const axis_targets{0, 5, 36, 1, -100, 2, 9, 10, 11};
+  float const axis_want = softmax_cross_entropy(
+      softmax{}, std::span<float const>(zf), std::span<std::int64_t const>(axis_targets),
+      std::span<float>(dzf), shape, cross_entropy_options<float>{});
+  float const axis_got = softmax_cross_entropy(
+      softmax{}, std::span<T const>(z), std::span<std::int64_t const>(axis_targets),
+      std::span<T>(dz), shape, cross_entropy_options<float>{});
+  ASSERT_EQ(axis_got, axis_want);
+  for (std::size_t i = 0; i < dz.size(); ++i) {
+    ASSERT_EQ(dz[i].bits, T::from_float(dzf[i]).bits) << "axis i=" << i;
+  }
+  // A bad target throws before dz is written.
+  std::vector<std::int64_t> bad(targets);
+  bad[3] = static_cast<std::int64_t>(cols);
+  std::vector<T> untouched(z.size(), T{0x7fc0});
+  EXPECT_THROW(
+      softmax_cross_entropy(softmax{}, std::span<T const>(z), std::span<std::int64_t const>(bad),
+                            std::span<T>(untouched), cols),
+      std::invalid_argument);
+  for (T const e : untouched) {
+    ASSERT_EQ(e.bits, 0x7fc0);
+  }
+}
+
 TYPED_TEST(Softmax16, BadArgumentsThrowBeforeWriting) {
   using T = TypeParam;
   std::vector<T> const x = logits16<T>(12, 5, 3.0F);

@@ -10,6 +10,8 @@
 // weights and hard targets by the sum of w over their classes (PyTorch's weighted mean); 0 where
 // nothing counts (PyTorch: NaN). Ignored rows are left out of the smoothing term too (PyTorch
 // issue 73205). p and log p come from the row's (max, compensated sum), as softmax.hpp computes.
+// bfloat16/float16 logits (and q) are computed in float, a row at a time through a float copy:
+// the loss, the per-row losses and the class weights are float, dz is rounded once to 16 bits.
 
 #include <algorithm>
 #include <cstddef>
@@ -62,8 +64,8 @@ axis_layout require_logits(char const* where, softmax const& f, std::span<T cons
 
 // losses: one per row (reduction none, or given), and apart from every other array: it is
 // written row by row while the later rows of the others are still to be read.
-template <class T, class Q>
-void require_losses(char const* where, std::span<T> losses, std::size_t rows, reduction r,
+template <class L, class T, class Q>
+void require_losses(char const* where, std::span<L> losses, std::size_t rows, reduction r,
                     std::span<T const> logits, std::span<T> dz, char const* targets_name,
                     std::span<Q const> targets) {
   if ((r == reduction::none || !losses.empty()) && losses.size() != rows) {
@@ -72,10 +74,10 @@ void require_losses(char const* where, std::span<T> losses, std::size_t rows, re
         " elements but there are " + std::to_string(rows) + " rows" +
         (r == reduction::none ? " (reduction none needs one per row)" : ""));
   }
-  std::span<T const> const out(losses);
-  require_disjoint<T, T>(where, "losses", out, "logits", logits);
-  require_disjoint<T, T>(where, "losses", out, "dz", std::span<T const>(dz));
-  require_disjoint<T, Q>(where, "losses", out, targets_name, targets);
+  std::span<L const> const out(losses);
+  require_disjoint<L, T>(where, "losses", out, "logits", logits);
+  require_disjoint<L, T>(where, "losses", out, "dz", std::span<T const>(dz));
+  require_disjoint<L, Q>(where, "losses", out, targets_name, targets);
 }
 
 // Hard targets: one per row (or position), each a class in [0, classes) or ignore_index, and
@@ -103,9 +105,10 @@ void require_targets(char const* where, std::span<std::int64_t const> targets, s
 
 // label_smoothing in [0, 1]; weight one finite, non-negative value per class, apart from the
 // outputs.
-template <class T>
+// T: the options' type (float for 16-bit logits); D: dz's element type.
+template <class T, class D>
 void require_cross_entropy_options(char const* where, cross_entropy_options<T> const& o,
-                                   std::size_t cols, std::span<T> dz) {
+                                   std::size_t cols, std::span<D> dz) {
   double const e = o.label_smoothing;
   if (!(e >= 0.0 && e <= 1.0)) {
     throw std::invalid_argument(std::string(where) + ": label_smoothing must be in [0, 1], got " +
@@ -127,7 +130,7 @@ void require_cross_entropy_options(char const* where, cross_entropy_options<T> c
                                   " (class weights must be finite and >= 0)");
     }
   }
-  require_disjoint<T, T>(where, "dz", dz, "weight", o.weight);
+  require_disjoint<D, T>(where, "dz", dz, "weight", o.weight);
   require_disjoint<T, T>(where, "losses", std::span<T const>(o.losses), "weight", o.weight);
 }
 
@@ -244,13 +247,15 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
 // inner. Checks as the rows overloads, on the whole arrays, then block n by block n through the
 // rows code on a transposed copy; the mean's denominator and the loss's sum over every position,
 // in the rows layout's order, so that the bits are those of the rows overloads.
-template <class Arch, class T>
-T cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
+// 16-bit logits, q and dz (T) run the same way, the scratch blocks, the losses, the options
+// and the sums in float (C): the logits widened on the copy, dz rounded once on the way back.
+template <class Arch, class T, class C = compute_t<T>>
+C cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
                           std::span<std::int64_t const> targets, std::span<T const> q,
-                          std::span<T> dz, axis_layout shape, cross_entropy_options<T> const& o) {
+                          std::span<T> dz, axis_layout shape, cross_entropy_options<C> const& o) {
   char const* where = "nonlin::softmax_cross_entropy";
   bool const soft = targets.empty() && !q.empty();
-  require_temperature<T>(where, f.temperature);
+  require_temperature<C>(where, f.temperature);
   require_layout(where, "logits", logits.size(), shape);
   require_same_size<T>(where, "logits", logits, "dz", dz);
   require_no_partial_overlap<T>(where, "dz", dz, "logits", logits);
@@ -271,39 +276,46 @@ T cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
     return targets[k] == o.ignore_index ? classes : static_cast<std::size_t>(targets[k]);
   };
   // The mean's denominator, as cross_entropy_rows counts it.
-  math::compensated_sum<T> denominator;
+  math::compensated_sum<C> denominator;
   for (std::size_t k = 0; k < positions; ++k) {
     if (soft || target_of(k) < classes) {
-      denominator.add(!soft && !o.weight.empty() ? o.weight[target_of(k)] : T(1));
+      denominator.add(!soft && !o.weight.empty() ? o.weight[target_of(k)] : C(1));
     }
   }
-  T const counted = denominator.total();
-  T const scale = o.reduce != reduction::mean ? T(1) : (counted > T(0) ? T(1) / counted : T(0));
-  std::vector<T> z_block(inner * classes);
-  std::vector<T> g_block(inner * classes);
-  std::vector<T> losses_block(inner);
-  std::vector<T> q_block(soft ? inner * classes : 0);
-  cross_entropy_options<T> block = o;
+  C const counted = denominator.total();
+  C const scale = o.reduce != reduction::mean ? C(1) : (counted > C(0) ? C(1) / counted : C(0));
+  std::vector<C> z_block(inner * classes);
+  std::vector<C> g_block(inner * classes);
+  std::vector<C> losses_block(inner);
+  std::vector<C> q_block(soft ? inner * classes : 0);
+  cross_entropy_options<C> block = o;
   block.reduce = reduction::sum;
-  block.losses = std::span<T>(losses_block);
-  T total = 0;
+  block.losses = std::span<C>(losses_block);
+  C total = 0;
+  auto const narrow = [](C v) {
+    if constexpr (storage16<T>) {
+      return T::from_float(v);
+    } else {
+      return v;
+    }
+  };
   for (std::size_t n = 0; n < shape.outer; ++n) {
     std::size_t const base = n * classes * inner;
     for (std::size_t c = 0; c < classes; ++c) {
       for (std::size_t d = 0; d < inner; ++d) {
-        z_block[d * classes + c] = logits[base + c * inner + d];
+        z_block[d * classes + c] = static_cast<C>(logits[base + c * inner + d]);
         if (soft) {
-          q_block[d * classes + c] = q[base + c * inner + d];
+          q_block[d * classes + c] = static_cast<C>(q[base + c * inner + d]);
         }
       }
     }
-    cross_entropy_rows<Arch>(f, std::span<T const>(z_block), std::span<T>(g_block), classes, block,
-                             std::span<T const>(q_block), [&](std::size_t row) {
+    cross_entropy_rows<Arch>(f, std::span<C const>(z_block), std::span<C>(g_block), classes, block,
+                             std::span<C const>(q_block), [&](std::size_t row) {
                                return soft ? classes : target_of(n * inner + row);
                              });
     for (std::size_t c = 0; c < classes; ++c) {
       for (std::size_t d = 0; d < inner; ++d) {
-        dz[base + c * inner + d] = g_block[d * classes + c] * scale;
+        dz[base + c * inner + d] = narrow(g_block[d * classes + c] * scale);
       }
     }
     for (std::size_t d = 0; d < inner; ++d) {
@@ -382,17 +394,42 @@ T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T
 // position; losses and targets in (N, d1, ...) order. The same results, bit for bit, as the rows
 // overloads on the array transposed to (N * d, C): each block of N is transposed into a scratch
 // row block, run through the rows code, and its gradient transposed back (dz may be the logits).
-template <class Arch = xsimd::default_arch, real_scalar T>
-T softmax_cross_entropy(softmax const& f, std::span<T const> logits,
-                        std::span<std::int64_t const> targets, std::span<T> dz, axis_layout shape,
-                        cross_entropy_options<T> const& o) {
+template <class Arch = xsimd::default_arch, detail::span_element T>
+detail::compute_t<T> softmax_cross_entropy(softmax const& f, std::span<T const> logits,
+                                           std::span<std::int64_t const> targets, std::span<T> dz,
+                                           axis_layout shape,
+                                           cross_entropy_options<detail::compute_t<T>> const& o) {
   return detail::cross_entropy_over_axis<Arch>(f, logits, targets, std::span<T const>(), dz, shape,
                                                o);
 }
 
-template <class Arch = xsimd::default_arch, real_scalar T>
-T softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
-                        std::span<T> dz, axis_layout shape, cross_entropy_options<T> const& o) {
+template <class Arch = xsimd::default_arch, detail::span_element T>
+detail::compute_t<T> softmax_cross_entropy(softmax const& f, std::span<T const> logits,
+                                           std::span<T const> q, std::span<T> dz, axis_layout shape,
+                                           cross_entropy_options<detail::compute_t<T>> const& o) {
+  return detail::cross_entropy_over_axis<Arch>(f, logits, std::span<std::int64_t const>(), q, dz,
+                                               shape, o);
+}
+
+// 16-bit logits (bfloat16, float16) in the rows layout: computed in float, as the float rows
+// overloads on the widened logits (the (rows, cols, 1) axis layout, a row at a time), dz
+// rounded once to T; the loss, the per-row losses and the class weights are float.
+template <class Arch = xsimd::default_arch, storage16 T>
+float softmax_cross_entropy(softmax const& f, std::span<T const> logits,
+                            std::span<std::int64_t const> targets, std::span<T> dz,
+                            std::size_t cols, cross_entropy_options<float> const& o = {}) {
+  axis_layout const shape =
+      detail::rows_layout("nonlin::softmax_cross_entropy", "logits", logits.size(), cols);
+  return detail::cross_entropy_over_axis<Arch>(f, logits, targets, std::span<T const>(), dz, shape,
+                                               o);
+}
+
+template <class Arch = xsimd::default_arch, storage16 T>
+float softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::span<T const> q,
+                            std::span<T> dz, std::size_t cols,
+                            cross_entropy_options<float> const& o = {}) {
+  axis_layout const shape =
+      detail::rows_layout("nonlin::softmax_cross_entropy", "logits", logits.size(), cols);
   return detail::cross_entropy_over_axis<Arch>(f, logits, std::span<std::int64_t const>(), q, dz,
                                                shape, o);
 }
