@@ -126,8 +126,7 @@ NONLIN_COLD gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated_gradie
                                                              std::size_t i, std::size_t count,
                                                              In... in) {
   B const lane_index = B::load_aligned(lane_indices<B>().data());
-  std::uint64_t const count_bits =
-      count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0};
+  std::uint64_t const count_bits = count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0};
   std::uint64_t const near_value = lane_bits(near_midpoints<T>(r.d_value)) & count_bits;
   std::uint64_t const near_gate = lane_bits(near_midpoints<T>(r.d_gate)) & count_bits;
   for (std::uint64_t marked = near_value | near_gate; marked != 0; marked &= marked - 1) {
