@@ -304,29 +304,7 @@ void add_function() {
 
 // 16-bit arrays (bf16, fp16): the span kernels on them (nonlin), and the "convert" baseline a
 // user without 16-bit kernels writes: widen to a float array, the float kernel, narrow back
-// (three passes; the conversions are nonlin's SIMD ones, math::load16 / store16).
-template <class T>
-void widen_to_float(T const* x, float* out, std::size_t n) {
-  using B = xsimd::batch<float>;
-  std::size_t i = 0;
-  for (; i + B::size <= n; i += B::size) {
-    nonlin::math::load16<B>(x + i).store_unaligned(out + i);
-  }
-  for (; i < n; ++i) {
-    out[i] = static_cast<float>(x[i]);
-  }
-}
-template <class T>
-void narrow_from_float(float const* x, T* out, std::size_t n) {
-  using B = xsimd::batch<float>;
-  std::size_t i = 0;
-  for (; i + B::size <= n; i += B::size) {
-    nonlin::math::store16(B::load_unaligned(x + i), out + i);
-  }
-  for (; i < n; ++i) {
-    out[i] = T::from_float(x[i]);
-  }
-}
+// (three passes; the conversions are nonlin's own SIMD ones, detail::widen16 / narrow16).
 // Float scratch arrays for the convert baseline (three: x or y, dy, the result).
 float* scratch(int which) {
   static std::array<std::unique_ptr<float, free_deleter>, 3> const p{
@@ -353,10 +331,10 @@ void add_function16() {
       T const* x = input_x<T>();
       T* y = output<T>();
       timed(st, un, 2, sizeof(T), [&] {
-        widen_to_float(x, scratch(0), un);
+        nonlin::detail::widen16<xsimd::default_arch>(std::span<T const>(x, un), scratch(0));
         nonlin::forward(f, std::span<float const>(scratch(0), un),
                         std::span<float>(scratch(2), un));
-        narrow_from_float(scratch(2), y, un);
+        nonlin::detail::narrow16<xsimd::default_arch>(scratch(2), std::span<T>(y, un));
       });
     });
     add(row_name("bwd", Ref::name, type, "nonlin", n), [un](benchmark::State& st) {
@@ -372,11 +350,11 @@ void add_function16() {
       T const* dy = input_dy<T>();
       T* dx = output<T>();
       timed(st, un, 3, sizeof(T), [&] {
-        widen_to_float(x, scratch(0), un);
-        widen_to_float(dy, scratch(1), un);
+        nonlin::detail::widen16<xsimd::default_arch>(std::span<T const>(x, un), scratch(0));
+        nonlin::detail::widen16<xsimd::default_arch>(std::span<T const>(dy, un), scratch(1));
         nonlin::backward(f, std::span<float const>(scratch(0), un),
                          std::span<float const>(scratch(1), un), std::span<float>(scratch(2), un));
-        narrow_from_float(scratch(2), dx, un);
+        nonlin::detail::narrow16<xsimd::default_arch>(scratch(2), std::span<T>(dx, un));
       });
     });
     if constexpr (nonlin::output_differentiable<F, float>) {
