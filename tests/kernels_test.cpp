@@ -206,6 +206,70 @@ TYPED_TEST(Kernels, PreluForwardBackwardAndAlphaGradient) {
   expect_untouched(dalpha);
 }
 
+// PReLU on 16-bit arrays: y and dx each the span kernels' rounding of leaky_relu with the
+// channel's alpha (itself a 16-bit value), dalpha the float path's compensated sum of the
+// widened values rounded once; in place.
+template <class T>
+class Prelu16 : public ::testing::Test {};
+using storage_types = ::testing::Types<bfloat16, float16>;
+TYPED_TEST_SUITE(Prelu16, storage_types);
+
+TYPED_TEST(Prelu16, EqualsTheFloatPathRoundedOnce) {
+  using T = TypeParam;
+  for (std::size_t inner : {std::size_t{1}, std::size_t{5}, std::size_t{37}}) {
+    prelu_shape const shape{.n = 2, .channels = 3, .inner = inner};
+    std::vector<T> x(shape.size());
+    std::vector<T> dy(shape.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = T::from_float(static_cast<float>(static_cast<int>(i * 37 % 41) - 20) * 0.137F);
+      dy[i] = T::from_float(static_cast<float>(static_cast<int>(i % 9) - 4) * 0.3F);
+    }
+    std::vector<T> const alpha{T::from_float(0.1F), T::from_float(0.25F), T::from_float(-0.3F)};
+    std::vector<T> y(x.size());
+    std::vector<T> dx(x.size());
+    std::vector<T> dalpha(alpha.size());
+    prelu_forward(std::span<T const>(x), std::span<T const>(alpha), std::span<T>(y), shape);
+    prelu_backward(std::span<T const>(x), std::span<T const>(alpha), std::span<T const>(dy),
+                   std::span<T>(dx), std::span<T>(dalpha), shape);
+    // The float path on the widened arrays.
+    auto widen = [](std::vector<T> const& v) {
+      std::vector<float> out(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        out[i] = static_cast<float>(v[i]);
+      }
+      return out;
+    };
+    std::vector<float> const xf = widen(x);
+    std::vector<float> const dyf = widen(dy);
+    std::vector<float> const af = widen(alpha);
+    std::vector<float> dxf(x.size());
+    std::vector<float> daf(alpha.size());
+    prelu_backward(std::span<float const>(xf), std::span<float const>(af),
+                   std::span<float const>(dyf), std::span<float>(dxf), std::span<float>(daf),
+                   shape);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      leaky_relu const f{.alpha = static_cast<double>(af[(i / inner) % shape.channels])};
+      auto const fwd = [f](auto v) -> decltype(f(v)) { return f(v); };
+      auto const bwd = [f](auto v, auto d) -> decltype(f.backward(v, d)) {
+        return f.backward(v, d);
+      };
+      ASSERT_EQ(y[i].bits, detail::rounded16<T>(fwd, xf[i]).bits) << i;
+      ASSERT_EQ(dx[i].bits, detail::rounded16<T>(bwd, xf[i], dyf[i]).bits) << i;
+    }
+    for (std::size_t c = 0; c < alpha.size(); ++c) {
+      ASSERT_EQ(dalpha[c].bits, T::from_float(daf[c]).bits) << c;
+    }
+    // In place: dx over dy.
+    std::vector<T> grad(dy);
+    std::vector<T> dalpha2(alpha.size());
+    prelu_backward(std::span<T const>(x), std::span<T const>(alpha), std::span<T const>(grad),
+                   std::span<T>(grad), std::span<T>(dalpha2), shape);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(grad[i].bits, dx[i].bits) << i;
+    }
+  }
+}
+
 static_assert(width_float >= 4);
 
 }  // namespace

@@ -102,9 +102,18 @@ void add_negative_part(math::compensated_sum<V>& sum, V const& x, V const& dy) n
   auto p = math::two_product(dy, x);
   sum.add(math::select(negative, p.hi, V(0)), math::select(negative, p.lo, V(0)));
 }
+
+// A value of the arrays as the computation takes it: a 16-bit one widened to float.
+template <class T>
+compute_t<T> widened(T v) noexcept {
+  return static_cast<compute_t<T>>(v);
+}
+
 }  // namespace detail
 
-template <class Arch = xsimd::default_arch, real_scalar T>
+// 16-bit arrays (bfloat16, float16: x, alpha, y and the gradients) are computed in float: each
+// y and dx correctly rounded as in kernels.hpp, dalpha's compensated sum in float rounded once.
+template <class Arch = xsimd::default_arch, detail::span_element T>
 void prelu_forward(std::span<T const> x, std::span<T const> alpha, std::span<T> y,
                    prelu_shape shape) {
   char const* where = "nonlin::prelu_forward";
@@ -113,26 +122,28 @@ void prelu_forward(std::span<T const> x, std::span<T const> alpha, std::span<T> 
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
   detail::require_disjoint<T, T>(where, "y", y, "alpha", alpha);
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
-    leaky_relu const f{.alpha = static_cast<double>(alpha[alpha.size() == 1 ? 0 : c])};
+    leaky_relu const f{.alpha =
+                           static_cast<double>(detail::widened(alpha[alpha.size() == 1 ? 0 : c]))};
     forward<Arch>(f, x.subspan(offset, shape.inner), y.subspan(offset, shape.inner));
   });
 }
 
 // dx and dalpha; dx may be x or dy itself.
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <class Arch = xsimd::default_arch, real_scalar T>
+template <class Arch = xsimd::default_arch, detail::span_element T>
 void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T const> dy,
                     std::span<T> dx, std::span<T> dalpha, prelu_shape shape) {
   char const* where = "nonlin::prelu_backward";
   detail::require_prelu_arguments(where, shape, x.size(), alpha.size());
   detail::require_channel_backward(where, x, "alpha", alpha, dy, dx, "dalpha", dalpha);
-  using batch = xsimd::batch<T, Arch>;
+  using C = detail::compute_t<T>;
+  using batch = xsimd::batch<C, Arch>;
   // The alpha gradient is summed before dx is written, since dx may overwrite x or dy: for each
   // alpha entry, one compensated sum over every block that shares it.
   bool const shared = alpha.size() == 1;
   for (std::size_t a = 0; a < alpha.size(); ++a) {
     math::compensated_sum<batch> lanes;
-    math::compensated_sum<T> rest;
+    math::compensated_sum<C> rest;
     for (std::size_t i = 0; i < shape.n && shape.inner > 0; ++i) {
       for (std::size_t c = shared ? 0 : a; c < (shared ? shape.channels : a + 1); ++c) {
         std::size_t const offset = (i * shape.channels + c) * shape.inner;
@@ -140,18 +151,24 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
         T const* dys = dy.data() + offset;
         std::size_t k = 0;
         for (; k + batch::size <= shape.inner; k += batch::size) {
-          detail::add_negative_part(lanes, batch::load_unaligned(xs + k),
-                                    batch::load_unaligned(dys + k));
+          detail::add_negative_part(lanes, detail::load_batch<batch>(xs + k),
+                                    detail::load_batch<batch>(dys + k));
         }
         for (; k < shape.inner; ++k) {
-          detail::add_negative_part(rest, xs[k], dys[k]);
+          detail::add_negative_part(rest, detail::widened(xs[k]), detail::widened(dys[k]));
         }
       }
     }
-    dalpha[a] = math::lanes_total(lanes, rest);
+    C const total = math::lanes_total(lanes, rest);
+    if constexpr (storage16<T>) {
+      dalpha[a] = T::from_float(total);
+    } else {
+      dalpha[a] = total;
+    }
   }
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
-    leaky_relu const f{.alpha = static_cast<double>(alpha[alpha.size() == 1 ? 0 : c])};
+    leaky_relu const f{.alpha =
+                           static_cast<double>(detail::widened(alpha[alpha.size() == 1 ? 0 : c]))};
     backward<Arch>(f, x.subspan(offset, shape.inner), dy.subspan(offset, shape.inner),
                    dx.subspan(offset, shape.inner));
   });
