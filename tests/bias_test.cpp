@@ -268,3 +268,116 @@ TYPED_TEST(Bias, GatedBadArgumentsThrowBeforeAnythingIsWritten) {
 
 }  // namespace
 }  // namespace nonlin::test
+
+namespace nonlin::test {
+namespace {
+
+// 16-bit arrays: y and dx the span kernels' rule (f(x + b) in float, recomputed in double near a
+// 16-bit midpoint, rounded once), dbias the sum of the dx written, within one 16-bit ulp; the
+// gated forms the same through gated_forward / gated_backward on x + b.
+template <class T>
+class Bias16 : public ::testing::Test {};
+using storage_types = ::testing::Types<bfloat16, float16>;
+TYPED_TEST_SUITE(Bias16, storage_types);
+
+template <class T>
+std::vector<T> spread16(std::size_t n, int seed) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = T::from_float(static_cast<float>(static_cast<int>((i * 37 + seed) % 53) - 26) * 0.173F);
+  }
+  return v;
+}
+
+template <class T>
+double ulp_of(double v) {
+  bool const bf = std::is_same_v<T, bfloat16>;
+  int e = 0;
+  (void)std::frexp(v, &e);
+  return std::ldexp(1.0, std::max(e - 1, bf ? -126 : -14) - (bf ? 7 : 10));
+}
+
+TYPED_TEST(Bias16, FollowsTheRoundingRuleAndDbiasIsTheSumOfDx) {
+  using T = TypeParam;
+  silu const f{};
+  for (std::size_t inner : {std::size_t{1}, std::size_t{19}}) {
+    prelu_shape const shape{.n = 11, .channels = 5, .inner = inner};
+    std::vector<T> const x = spread16<T>(shape.size(), 1);
+    std::vector<T> const dy = spread16<T>(shape.size(), 7);
+    std::vector<T> const bias = spread16<T>(shape.channels, 3);
+    std::vector<T> y(x.size());
+    std::vector<T> dx(x.size());
+    std::vector<T> dbias(bias.size());
+    forward_with_bias(f, std::span<T const>(x), std::span<T const>(bias), std::span<T>(y), shape);
+    backward_with_bias(f, std::span<T const>(x), std::span<T const>(bias), std::span<T const>(dy),
+                       std::span<T>(dx), std::span<T>(dbias), shape);
+    auto const fwd = [f](auto v, auto b) -> decltype(f(v + b)) { return f(v + b); };
+    auto const bwd = [f](auto v, auto b, auto d) -> decltype(f.backward(v + b, d)) {
+      return f.backward(v + b, d);
+    };
+    std::vector<long double> sums(bias.size(), 0.0L);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      std::size_t const c = (i / inner) % shape.channels;
+      auto const xi = static_cast<float>(x[i]);
+      auto const bi = static_cast<float>(bias[c]);
+      ASSERT_EQ(y[i].bits, detail::rounded16<T>(fwd, xi, bi).bits) << i;
+      ASSERT_EQ(dx[i].bits, detail::rounded16<T>(bwd, xi, bi, static_cast<float>(dy[i])).bits) << i;
+      sums[c] += static_cast<float>(dx[i]);
+    }
+    for (std::size_t c = 0; c < bias.size(); ++c) {
+      double const want = static_cast<double>(sums[c]);
+      EXPECT_LE(std::fabs(static_cast<float>(dbias[c]) - want), ulp_of<T>(want)) << c;
+    }
+  }
+}
+
+TYPED_TEST(Bias16, GatedEqualsTheGatedKernelsOnXPlusB) {
+  using T = TypeParam;
+  swiglu const f{};
+  std::size_t const rows = 6;
+  std::size_t const half = 21;
+  std::vector<T> const x = spread16<T>(rows * 2 * half, 2);
+  std::vector<T> const dy = spread16<T>(rows * half, 5);
+  std::vector<T> const bias = spread16<T>(2 * half, 9);
+  std::vector<T> out(rows * half);
+  std::vector<T> dx(x.size());
+  std::vector<T> dbias(bias.size());
+  gated_forward_fused_with_bias(f, std::span<T const>(x), std::span<T const>(bias),
+                                std::span<T>(out), rows, glu_split::value_first);
+  gated_backward_fused_with_bias(f, std::span<T const>(x), std::span<T const>(bias),
+                                 std::span<T const>(dy), std::span<T>(dx), std::span<T>(dbias),
+                                 rows, glu_split::value_first);
+  auto const fwd = [f](auto v, auto g, auto bv, auto bg) -> decltype(f(v + bv, g + bg)) {
+    return f(v + bv, g + bg);
+  };
+  std::vector<long double> sums(bias.size(), 0.0L);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t i = 0; i < half; ++i) {
+      auto const v = static_cast<float>(x[r * 2 * half + i]);
+      auto const g = static_cast<float>(x[r * 2 * half + half + i]);
+      auto const bv = static_cast<float>(bias[i]);
+      auto const bg = static_cast<float>(bias[half + i]);
+      ASSERT_EQ(out[r * half + i].bits, detail::rounded16<T>(fwd, v, g, bv, bg).bits);
+      auto const d = static_cast<float>(dy[r * half + i]);
+      gated_gradient<float> const gr = f.backward(v + bv, g + bg, d);
+      auto const vd = static_cast<double>(v) + bv;
+      auto const gd = static_cast<double>(g) + bg;
+      T const want_value = detail::rounded16_given<T>(
+          gr.d_value, [&] { return f.backward(vd, gd, static_cast<double>(d)).d_value; });
+      T const want_gate = detail::rounded16_given<T>(
+          gr.d_gate, [&] { return f.backward(vd, gd, static_cast<double>(d)).d_gate; });
+      ASSERT_EQ(dx[r * 2 * half + i].bits, want_value.bits) << r << " " << i;
+      ASSERT_EQ(dx[r * 2 * half + half + i].bits, want_gate.bits) << r << " " << i;
+    }
+    for (std::size_t c = 0; c < 2 * half; ++c) {
+      sums[c] += static_cast<float>(dx[r * 2 * half + c]);
+    }
+  }
+  for (std::size_t c = 0; c < bias.size(); ++c) {
+    double const want = static_cast<double>(sums[c]);
+    EXPECT_LE(std::fabs(static_cast<float>(dbias[c]) - want), ulp_of<T>(want)) << c;
+  }
+}
+
+}  // namespace
+}  // namespace nonlin::test

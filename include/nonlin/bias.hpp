@@ -62,17 +62,18 @@ inline void require_bias_arguments(char const* where, prelu_shape shape, std::si
 // (inner = 1, and the gated units' 2H columns). A column's sum and error stay in registers over
 // a block (a row at a time, their loads and stores made the fused relu backward 0.75x the
 // two-pass one in L1).
-template <class Arch, class T>
+// 16-bit rows (T) are widened and summed in float (C); write() rounds each sum once.
+template <class Arch, class T, class C = compute_t<T>>
 class column_sums {
  public:
   // Rows per block: what the callers write before they sum (8 rows of 1024 floats: 32 KiB).
   static constexpr std::size_t block_rows = 8;
 
-  explicit column_sums(std::size_t width) : sum_(width, T(0)), error_(width, T(0)) {}
+  explicit column_sums(std::size_t width) : sum_(width, C(0)), error_(width, C(0)) {}
 
   // block: rows of width() entries, contiguous.
   void add_rows(std::span<T const> block) noexcept {
-    using batch = xsimd::batch<T, Arch>;
+    using batch = xsimd::batch<C, Arch>;
     std::size_t const width = sum_.size();
     std::size_t const rows = width == 0 ? 0 : block.size() / width;
     std::size_t c = 0;
@@ -80,15 +81,15 @@ class column_sums {
       math::compensated_sum<batch> s{batch::load_unaligned(sum_.data() + c),
                                      batch::load_unaligned(error_.data() + c)};
       for (std::size_t r = 0; r < rows; ++r) {
-        s.add(batch::load_unaligned(block.data() + r * width + c));
+        s.add(load_batch<batch>(block.data() + r * width + c));
       }
       s.sum.store_unaligned(sum_.data() + c);
       s.error.store_unaligned(error_.data() + c);
     }
     for (; c < width; ++c) {
-      math::compensated_sum<T> s{sum_[c], error_[c]};
+      math::compensated_sum<C> s{sum_[c], error_[c]};
       for (std::size_t r = 0; r < rows; ++r) {
-        s.add(block[r * width + c]);
+        s.add(widened(block[r * width + c]));
       }
       sum_[c] = s.sum;
       error_[c] = s.error;
@@ -96,13 +97,13 @@ class column_sums {
   }
   void write(std::span<T> out) const noexcept {
     for (std::size_t c = 0; c < out.size(); ++c) {
-      out[c] = math::compensated_sum<T>{sum_[c], error_[c]}.total();
+      out[c] = narrowed<T>(math::compensated_sum<C>{sum_[c], error_[c]}.total());
     }
   }
 
  private:
-  std::vector<T> sum_;
-  std::vector<T> error_;
+  std::vector<C> sum_;
+  std::vector<C> error_;
 };
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
@@ -120,8 +121,8 @@ inline void require_gated_bias(char const* where, char const* name, std::size_t 
 }  // namespace detail
 
 // y = f(x + bias[c]).
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires unary_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires unary_activation<F, detail::compute_t<T>>
 void forward_with_bias(F const& f, std::span<T const> x, std::span<T const> bias, std::span<T> y,
                        prelu_shape shape) {
   char const* where = "nonlin::forward_with_bias";
@@ -132,16 +133,16 @@ void forward_with_bias(F const& f, std::span<T const> x, std::span<T const> bias
   if (shape.inner == 1) {  // (n, channels): the bias runs along each row
     for (std::size_t i = 0; i < shape.n; ++i) {
       std::size_t const offset = i * shape.channels;
-      detail::elementwise<Arch>([f](auto xb, auto bb) { return f(xb + bb); },
-                                y.subspan(offset, shape.channels),
-                                x.subspan(offset, shape.channels), bias);
+      detail::elementwise<Arch>(
+          [f](auto xb, auto bb) -> decltype(f(xb + bb)) { return f(xb + bb); },
+          y.subspan(offset, shape.channels), x.subspan(offset, shape.channels), bias);
     }
     return;
   }
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
-    T const b = bias[c];
+    auto const b = detail::widened(bias[c]);
     detail::elementwise<Arch>(
-        [f, b](auto xb) {
+        [f, b](auto xb) -> decltype(f(xb)) {
           using B = decltype(xb);
           return f(xb + B(b));
         },
@@ -152,15 +153,16 @@ void forward_with_bias(F const& f, std::span<T const> x, std::span<T const> bias
 // dx = dy * f'(x + bias[c]) and dbias[c] = sum of dx over channel c, in one pass: each block's
 // dx is summed right after it is written, while it is in cache.
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires unary_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires unary_activation<F, detail::compute_t<T>>
 void backward_with_bias(F const& f, std::span<T const> x, std::span<T const> bias,
                         std::span<T const> dy, std::span<T> dx, std::span<T> dbias,
                         prelu_shape shape) {
   char const* where = "nonlin::backward_with_bias";
   detail::require_bias_arguments(where, shape, x.size(), bias.size());
   detail::require_channel_backward(where, x, "bias", bias, dy, dx, "dbias", dbias);
-  using batch = xsimd::batch<T, Arch>;
+  using C = detail::compute_t<T>;
+  using batch = xsimd::batch<C, Arch>;
   constexpr std::size_t width = batch::size;
   std::size_t const channels = shape.channels;
   if (shape.inner == 1) {
@@ -172,7 +174,9 @@ void backward_with_bias(F const& f, std::span<T const> x, std::span<T const> bia
       for (std::size_t i = first; i < last; ++i) {
         std::size_t const offset = i * channels;
         detail::elementwise<Arch>(
-            [f](auto xb, auto bb, auto dyb) { return f.backward(xb + bb, dyb); },
+            [f](auto xb, auto bb, auto dyb) -> decltype(f.backward(xb + bb, dyb)) {
+              return f.backward(xb + bb, dyb);
+            },
             dx.subspan(offset, channels), x.subspan(offset, channels), bias,
             dy.subspan(offset, channels));
       }
@@ -182,34 +186,34 @@ void backward_with_bias(F const& f, std::span<T const> x, std::span<T const> bia
     return;
   }
   std::vector<math::compensated_sum<batch>> lanes(channels);
-  std::vector<math::compensated_sum<T>> rest(channels);
+  std::vector<math::compensated_sum<C>> rest(channels);
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
-    T const b = bias[c];
+    C const b = detail::widened(bias[c]);
     std::span<T> const g = dx.subspan(offset, shape.inner);
     detail::elementwise<Arch>(
-        [f, b](auto xb, auto dyb) {
+        [f, b](auto xb, auto dyb) -> decltype(f.backward(xb, dyb)) {
           using B = decltype(xb);
           return f.backward(xb + B(b), dyb);
         },
         g, x.subspan(offset, shape.inner), dy.subspan(offset, shape.inner));
     std::size_t k = 0;
     for (; k + width <= shape.inner; k += width) {
-      lanes[c].add(batch::load_unaligned(g.data() + k));
+      lanes[c].add(detail::load_batch<batch>(g.data() + k));
     }
     for (; k < shape.inner; ++k) {
-      rest[c].add(g[k]);
+      rest[c].add(detail::widened(g[k]));
     }
   });
   for (std::size_t c = 0; c < channels; ++c) {
-    dbias[c] = math::lanes_total(lanes[c], rest[c]);
+    dbias[c] = detail::narrowed<T>(math::lanes_total(lanes[c], rest[c]));
   }
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 // out (rows, H) = f(value + b_value, gate + b_gate), value and gate the two halves of each row of
 // x (rows, 2H) and of the bias (2H) as glu_split says. out must be apart from x and the bias.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires gated_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires gated_activation<F, detail::compute_t<T>>
 void gated_forward_fused_with_bias(F const& f, std::span<T const> x, std::span<T const> bias,
                                    std::span<T> out, std::size_t rows, glu_split split) {
   char const* where = "nonlin::gated_forward_fused_with_bias";
@@ -221,7 +225,9 @@ void gated_forward_fused_with_bias(F const& f, std::span<T const> x, std::span<T
     return;
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g, auto bv, auto bg) { return f(v + bv, g + bg); };
+  auto const op = [f](auto v, auto g, auto bv, auto bg) -> decltype(f(v + bv, g + bg)) {
+    return f(v + bv, g + bg);
+  };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     detail::elementwise<Arch>(op, out.subspan(half * r, half), row.subspan(at.value, half),
@@ -233,8 +239,8 @@ void gated_forward_fused_with_bias(F const& f, std::span<T const> x, std::span<T
 // dx (rows, 2H) = the value and gate gradients at x + b, in x's layout (dy is (rows, H)), and
 // dbias (2H) = the column sums of dx. dx may be x itself; dx and dbias must be apart from dy and
 // the bias, dbias from everything.
-template <class Arch = xsimd::default_arch, class F, real_scalar T>
-requires gated_activation<F, T>
+template <class Arch = xsimd::default_arch, class F, detail::span_element T>
+requires gated_activation<F, detail::compute_t<T>>
 void gated_backward_fused_with_bias(F const& f, std::span<T const> x, std::span<T const> bias,
                                     std::span<T const> dy, std::span<T> dx, std::span<T> dbias,
                                     std::size_t rows, glu_split split) {
@@ -253,7 +259,8 @@ void gated_backward_fused_with_bias(F const& f, std::span<T const> x, std::span<
   using sums_t = detail::column_sums<Arch, T>;
   sums_t sums(bias.size());  // 2H, or any even size with no rows: zeros
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g, auto d, auto bv, auto bg) {
+  auto const op = [f](auto v, auto g, auto d, auto bv,
+                      auto bg) -> decltype(f.backward(v + bv, g + bg, d)) {
     return f.backward(v + bv, g + bg, d);
   };
   for (std::size_t first = 0; first < rows && half > 0; first += sums_t::block_rows) {

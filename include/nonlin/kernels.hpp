@@ -128,6 +128,21 @@ NONLIN_ALWAYS_INLINE void store_tail(B const& value, T* p, std::size_t count) {
   }
 }
 
+// A value of the arrays as the computation takes it (a 16-bit one widened to float), and a
+// computed value stored into the arrays' type (rounded once to 16 bits).
+template <span_element T>
+compute_t<T> widened(T v) noexcept {
+  return static_cast<compute_t<T>>(v);
+}
+template <span_element T>
+T narrowed(compute_t<T> v) noexcept {
+  if constexpr (storage16<T>) {
+    return T::from_float(v);
+  } else {
+    return v;
+  }
+}
+
 // 16-bit values widened into floats, and floats rounded once into 16-bit values, with the SIMD
 // conversions (the softmax drivers' 16-bit path runs through float buffers).
 template <class Arch, storage16 T>

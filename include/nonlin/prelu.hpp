@@ -103,12 +103,6 @@ void add_negative_part(math::compensated_sum<V>& sum, V const& x, V const& dy) n
   sum.add(math::select(negative, p.hi, V(0)), math::select(negative, p.lo, V(0)));
 }
 
-// A value of the arrays as the computation takes it: a 16-bit one widened to float.
-template <class T>
-compute_t<T> widened(T v) noexcept {
-  return static_cast<compute_t<T>>(v);
-}
-
 }  // namespace detail
 
 // 16-bit arrays (bfloat16, float16: x, alpha, y and the gradients) are computed in float: each
@@ -159,12 +153,7 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
         }
       }
     }
-    C const total = math::lanes_total(lanes, rest);
-    if constexpr (storage16<T>) {
-      dalpha[a] = T::from_float(total);
-    } else {
-      dalpha[a] = total;
-    }
+    dalpha[a] = detail::narrowed<T>(math::lanes_total(lanes, rest));
   }
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
     leaky_relu const f{.alpha =
