@@ -170,3 +170,68 @@ TYPED_TEST(Parallel, BadArgumentsThrowBeforeAnyTask) {
 
 }  // namespace
 }  // namespace nonlin::test
+
+namespace nonlin::test {
+namespace {
+
+// 16-bit arrays: the threaded driver gives the serial kernels' bits at every split (chunks on
+// 32-element cache lines), elementwise and softmax rows, in place.
+template <class T>
+class Parallel16 : public ::testing::Test {};
+using storage_types = ::testing::Types<bfloat16, float16>;
+TYPED_TEST_SUITE(Parallel16, storage_types);
+
+template <class T>
+std::vector<T> values16(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-12, 12);
+  std::vector<T> v(n);
+  for (T& x : v) x = T::from_float(u(rng));
+  return v;
+}
+
+TYPED_TEST(Parallel16, EqualsSerialAtEverySplit) {
+  using T = TypeParam;
+  for (std::size_t n : {0u, 17u, 4099u, 100003u}) {
+    std::vector<T> const x = values16<T>(n, 1);
+    std::vector<T> const dy = values16<T>(n, 2);
+    auto check = [&](auto const& f) {
+      std::vector<T> y(n), dx(n), y_serial(n), dx_serial(n);
+      forward(f, std::span<T const>(x), std::span<T>(y_serial));
+      backward(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx_serial));
+      for (std::size_t tasks : {1u, 2u, 3u, 7u}) {
+        parallel::options<> const o{.tasks = tasks, .min_chunk = 16};
+        parallel::forward(f, std::span<T const>(x), std::span<T>(y), o);
+        parallel::backward(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx), o);
+        EXPECT_TRUE(same_bits(y, y_serial)) << n << " " << tasks;
+        EXPECT_TRUE(same_bits(dx, dx_serial)) << n << " " << tasks;
+        std::vector<T> in_place = x;
+        parallel::forward(f, std::span<T const>(in_place), std::span<T>(in_place), o);
+        EXPECT_TRUE(same_bits(in_place, y_serial)) << n << " " << tasks;
+      }
+    };
+    check(sigmoid{});
+    check(gelu_tanh{});
+    check(relu{});
+    std::vector<T> y(n), dx(n), dx_serial(n);
+    forward(tanh{}, std::span<T const>(x), std::span<T>(y));
+    backward_from_output(tanh{}, std::span<T const>(y), std::span<T const>(dy),
+                         std::span<T>(dx_serial));
+    parallel::backward_from_output(tanh{}, std::span<T const>(y), std::span<T const>(dy),
+                                   std::span<T>(dx),
+                                   parallel::options<>{.tasks = 3, .min_chunk = 16});
+    EXPECT_TRUE(same_bits(dx, dx_serial)) << n;
+  }
+  std::size_t const cols = 129;
+  std::vector<T> const x = values16<T>(cols * 40, 3);
+  std::vector<T> y(x.size()), y_serial(x.size());
+  forward(softmax{}, std::span<T const>(x), std::span<T>(y_serial), cols);
+  for (std::size_t tasks : {1u, 2u, 5u}) {
+    parallel::forward(softmax{}, std::span<T const>(x), std::span<T>(y), cols,
+                      parallel::options<>{.tasks = tasks, .min_chunk = 16});
+    EXPECT_TRUE(same_bits(y, y_serial)) << tasks;
+  }
+}
+
+}  // namespace
+}  // namespace nonlin::test

@@ -93,9 +93,9 @@ inline constexpr std::size_t line_elements = std::max<std::size_t>(1, 64 / sizeo
 }  // namespace detail
 
 // y = f(x), as nonlin::forward.
-template <class Arch = xsimd::default_arch, class F, real_scalar T,
+template <class Arch = xsimd::default_arch, class F, nonlin::detail::span_element T,
           class Executor = thread_executor>
-requires unary_activation<F, T>
+requires unary_activation<F, nonlin::detail::compute_t<T>>
 void forward(F const& f, std::span<T const> x, std::span<T> y, options<Executor> const& o = {}) {
   nonlin::detail::require_same_size<T>("nonlin::parallel::forward", "x", x, "y", y);
   nonlin::detail::require_no_partial_overlap<T>("nonlin::parallel::forward", "y", y, "x", x);
@@ -106,9 +106,9 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, options<Executor>
 }
 
 // dx = dy * f'(x), as nonlin::backward.
-template <class Arch = xsimd::default_arch, class F, real_scalar T,
+template <class Arch = xsimd::default_arch, class F, nonlin::detail::span_element T,
           class Executor = thread_executor>
-requires unary_activation<F, T>
+requires unary_activation<F, nonlin::detail::compute_t<T>>
 void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx,
               options<Executor> const& o = {}) {
   char const* where = "nonlin::parallel::backward";
@@ -124,9 +124,9 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
 }
 
 // dx = dy * f'(x) from y = f(x), as nonlin::backward_from_output.
-template <class Arch = xsimd::default_arch, class F, real_scalar T,
+template <class Arch = xsimd::default_arch, class F, nonlin::detail::span_element T,
           class Executor = thread_executor>
-requires output_differentiable<F, T>
+requires output_differentiable<F, nonlin::detail::compute_t<T>>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
                           options<Executor> const& o = {}) {
   char const* where = "nonlin::parallel::backward_from_output";
@@ -145,13 +145,13 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
 
 // softmax or log_softmax over rows of `cols`, as nonlin::forward(f, x, y, cols): whole rows per
 // task.
-template <class Arch = xsimd::default_arch, normalization F, real_scalar T,
+template <class Arch = xsimd::default_arch, normalization F, nonlin::detail::span_element T,
           class Executor = thread_executor>
 void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols,
              options<Executor> const& o = {}) {
   char const* where = std::same_as<F, log_softmax> ? "nonlin::parallel::forward(log_softmax)"
                                                    : "nonlin::parallel::forward(softmax)";
-  nonlin::detail::require_temperature<T>(where, f.temperature);
+  nonlin::detail::require_temperature<nonlin::detail::compute_t<T>>(where, f.temperature);
   axis_layout const shape = nonlin::detail::rows_layout(where, "x", x.size(), cols);
   nonlin::detail::require_same_size<T>(where, "x", x, "y", y);
   nonlin::detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
