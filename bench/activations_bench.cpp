@@ -532,6 +532,48 @@ void add_peers() {
   }
 }
 
+// The peers' bf16 kernels (peer::functions_bf16: oneDNN) on the bf16 rows' arrays, under the
+// peer's name, beside nonlin's bf16 rows.
+void add_peers_bf16() {
+  using T = nonlin::bfloat16;
+  auto bits = [](T const* p) { return reinterpret_cast<std::uint16_t const*>(p); };
+  auto out_bits = [](T* p) { return reinterpret_cast<std::uint16_t*>(p); };
+  for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
+    nonlin::peers::textbook::for_each_function([&]<class Ref>() {
+      nonlin::peers::function_kernels16 const* k = peer.find_bf16(std::string(Ref::name));
+      if (k == nullptr) {
+        return;
+      }
+      for (std::int64_t const n : kSizes) {
+        auto const un = static_cast<std::size_t>(n);
+        if (auto const fwd = k->forward) {
+          add(row_name("fwd", Ref::name, "bf16", peer.name.c_str(), n),
+              [un, fwd, bits, out_bits](benchmark::State& st) {
+                timed(st, un, 2, sizeof(T),
+                      [&] { fwd(bits(input_x<T>()), out_bits(output<T>()), un); });
+              });
+        }
+        if (auto const bwd = k->backward) {
+          add(row_name("bwd", Ref::name, "bf16", peer.name.c_str(), n),
+              [un, bwd, bits, out_bits](benchmark::State& st) {
+                timed(st, un, 3, sizeof(T), [&] {
+                  bwd(bits(input_x<T>()), bits(input_dy<T>()), out_bits(output<T>()), un);
+                });
+              });
+        }
+        if (auto const bwdy = k->backward_from_output) {
+          add(row_name("bwdy", Ref::name, "bf16", peer.name.c_str(), n),
+              [un, bwdy, bits, out_bits](benchmark::State& st) {
+                T const* y = saved_y<T>(typename Ref::functor{}, Ref::name);
+                timed(st, un, 3, sizeof(T),
+                      [&] { bwdy(bits(y), bits(input_dy<T>()), out_bits(output<T>()), un); });
+              });
+        }
+      }
+    });
+  }
+}
+
 void register_all() {
   add_memcpy<float>();
   add_memcpy<double>();
@@ -545,6 +587,7 @@ void register_all() {
   });
   add_fast_tier();
   add_peers();
+  add_peers_bf16();
   add_gated<nonlin::glu>("glu");
   add_gated<nonlin::reglu>("reglu");
   add_gated<nonlin::geglu>("geglu");

@@ -425,7 +425,8 @@ def print_storage16(rows, sizes, functions):
     print("## 16-bit storage (bf16, fp16 arrays; elements/ns)\n")
     header = ["direction", "function"]
     for n in sizes:
-        header += [f"bf16 {size_label(n)}", f"fp16 {size_label(n)}", f"float {size_label(n)}"]
+        header += [f"bf16 {size_label(n)}", f"fp16 {size_label(n)}", f"float {size_label(n)}",
+                   f"onednn bf16 {size_label(n)}"]
     out = []
     ratios = defaultdict(list)  # (direction, size, what) -> ratios
     for direction, label in (("fwd", "forward"), ("bwd", "backward"), ("bwdy", "from output")):
@@ -437,10 +438,11 @@ def print_storage16(rows, sizes, functions):
                 h = per_ns(rows.get(f"{direction}/{fn}/fp16/nonlin/{n}"))
                 f = per_ns(rows.get(f"{direction}/{fn}/float/nonlin/{n}"))
                 c = per_ns(rows.get(f"{direction}/{fn}/bf16/convert/{n}"))
+                o = per_ns(rows.get(f"{direction}/{fn}/bf16/onednn/{n}"))
                 found = found or b is not None
-                cells += [fmt(b), fmt(h), fmt(f)]
+                cells += [fmt(b), fmt(h), fmt(f), fmt(o)]
                 for what, num, den in (("bf16 / float", b, f), ("fp16 / float", h, f),
-                                       ("bf16 / convert", b, c)):
+                                       ("bf16 / convert", b, c), ("bf16 / onednn bf16", b, o)):
                     if num and den:
                         ratios[(direction, n, what)].append(num / den)
             if found:
@@ -449,7 +451,7 @@ def print_storage16(rows, sizes, functions):
     print()
     summary = []
     for direction, label in (("fwd", "forward"), ("bwd", "backward"), ("bwdy", "from output")):
-        for what in ("bf16 / float", "fp16 / float", "bf16 / convert"):
+        for what in ("bf16 / float", "fp16 / float", "bf16 / convert", "bf16 / onednn bf16"):
             cells = [label, what]
             for n in sizes:
                 values = ratios.get((direction, n, what))

@@ -59,6 +59,7 @@
 #include <dnnl.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -123,8 +124,14 @@ struct backward_plan {
   op then;
 };
 
-memory::desc vector_desc(std::size_t n) {
-  return {{static_cast<memory::dim>(n)}, memory::data_type::f32, memory::format_tag::a};
+memory::desc vector_desc(std::size_t n, memory::data_type type = memory::data_type::f32) {
+  return {{static_cast<memory::dim>(n)}, type, memory::format_tag::a};
+}
+
+// The element type of a kernel's arrays: float, or bfloat16 as its bits.
+template <class E>
+constexpr memory::data_type data_type_of() {
+  return sizeof(E) == 4 ? memory::data_type::f32 : memory::data_type::bf16;
 }
 
 // A memory object with no buffer of its own: set_data_handle points it at the caller's array.
@@ -152,8 +159,8 @@ struct in_place {
   }
 };
 
-template <forward_plan const& P>
-void forward(float const* x, float* y, std::size_t n) {
+template <forward_plan const& P, class E = float>
+void forward(E const* x, E* y, std::size_t n) {
   if (n == 0) {
     return;
   }
@@ -168,7 +175,7 @@ void forward(float const* x, float* y, std::size_t n) {
   if (it == cache.end()) {
     force_one_thread();
     cached c;
-    auto const md = vector_desc(n);
+    auto const md = vector_desc(n, data_type_of<E>());
     c.src = unbound(md);
     c.dst = unbound(md);
     dnnl::eltwise_forward::desc const d(dnnl::prop_kind::forward_inference, P.first.alg, md,
@@ -179,15 +186,15 @@ void forward(float const* x, float* y, std::size_t n) {
     it = cache.emplace(n, std::move(c)).first;
   }
   cached const& c = it->second;
-  c.src.set_data_handle(const_cast<float*>(x));  // read only: oneDNN takes void*
+  c.src.set_data_handle(const_cast<E*>(x));  // read only: oneDNN takes void*
   c.dst.set_data_handle(y);
   c.prim.execute(ctx().stream, c.args);
   c.then.run();
   ctx().stream.wait();
 }
 
-template <backward_plan const& P>
-void backward(float const* in, float const* dy, float* dx, std::size_t n) {
+template <backward_plan const& P, class E = float>
+void backward(E const* in, E const* dy, E* dx, std::size_t n) {
   if (n == 0) {
     return;
   }
@@ -202,7 +209,7 @@ void backward(float const* in, float const* dy, float* dx, std::size_t n) {
   if (it == cache.end()) {
     force_one_thread();
     cached c;
-    auto const md = vector_desc(n);
+    auto const md = vector_desc(n, data_type_of<E>());
     c.in = unbound(md);
     c.diff_dst = unbound(md);
     c.diff_src = unbound(md);
@@ -219,16 +226,16 @@ void backward(float const* in, float const* dy, float* dx, std::size_t n) {
     it = cache.emplace(n, std::move(c)).first;
   }
   cached const& c = it->second;
-  c.in.set_data_handle(const_cast<float*>(in));
-  c.diff_dst.set_data_handle(const_cast<float*>(dy));
+  c.in.set_data_handle(const_cast<E*>(in));
+  c.diff_dst.set_data_handle(const_cast<E*>(dy));
   c.diff_src.set_data_handle(dx);
   c.prim.execute(ctx().stream, c.args);
   c.then.run();
   ctx().stream.wait();
 }
 
-template <algorithm A>
-void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) {
+template <algorithm A, class E = float>
+void softmax_rows(E const* x, E* y, std::size_t rows, std::size_t cols) {
   if (rows == 0 || cols == 0) {
     return;
   }
@@ -243,7 +250,7 @@ void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) 
     force_one_thread();
     cached c;
     memory::desc const md({static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)},
-                          memory::data_type::f32, memory::format_tag::ab);
+                          data_type_of<E>(), memory::format_tag::ab);
     c.src = unbound(md);
     c.dst = unbound(md);
     dnnl::softmax_v2_forward::desc const d(dnnl::prop_kind::forward_inference, A, md, md, 1);
@@ -252,7 +259,7 @@ void softmax_rows(float const* x, float* y, std::size_t rows, std::size_t cols) 
     it = cache.emplace(std::pair{rows, cols}, std::move(c)).first;
   }
   cached const& c = it->second;
-  c.src.set_data_handle(const_cast<float*>(x));
+  c.src.set_data_handle(const_cast<E*>(x));
   c.dst.set_data_handle(y);
   c.prim.execute(ctx().stream, c.args);
   ctx().stream.wait();
@@ -532,6 +539,17 @@ function_kernels entry(char const* name) {
   return {name, forward<F>, backward<B>, backward<Y>};
 }
 
+// The same plans on bf16 arrays (oneDNN's bf16 eltwise: computed in f32, rounded on the store).
+template <forward_plan const& F, backward_plan const& B>
+function_kernels16 entry16(char const* name) {
+  return {name, forward<F, std::uint16_t>, backward<B, std::uint16_t>, nullptr};
+}
+
+template <forward_plan const& F, backward_plan const& B, backward_plan const& Y>
+function_kernels16 entry16(char const* name) {
+  return {name, forward<F, std::uint16_t>, backward<B, std::uint16_t>, backward<Y, std::uint16_t>};
+}
+
 }  // namespace
 
 peer make_onednn() {
@@ -566,6 +584,30 @@ peer make_onednn() {
       entry<f_mish, b_mish>("mish"),
       {"squared_relu", forward<f_squared_relu>, nullptr, nullptr},
   };
+  p.functions_bf16 = {
+      entry16<f_identity, b_identity, b_identity>("identity"),
+      entry16<f_relu, b_relu, y_relu>("relu"),
+      entry16<f_relu6, b_relu6, y_relu6>("relu6"),
+      entry16<f_hardtanh, b_hardtanh, y_hardtanh>("hardtanh"),
+      entry16<f_leaky_relu, b_leaky_relu, y_leaky_relu>("leaky_relu"),
+      entry16<f_elu, b_elu, y_elu>("elu"),
+      entry16<f_selu, b_selu>("selu"),
+      entry16<f_elu, b_elu, y_elu>("celu"),
+      entry16<f_sigmoid, b_sigmoid, y_sigmoid>("sigmoid"),
+      entry16<f_tanh, b_tanh, y_tanh>("tanh"),
+      entry16<f_log_sigmoid, b_log_sigmoid>("log_sigmoid"),
+      entry16<f_hardsigmoid, b_hardsigmoid, y_hardsigmoid>("hardsigmoid"),
+      entry16<f_hardswish, b_hardswish>("hardswish"),
+      entry16<f_softplus, b_softplus>("softplus"),
+      entry16<f_gelu_exact, b_gelu_exact>("gelu_exact"),
+      entry16<f_gelu_tanh, b_gelu_tanh>("gelu_tanh"),
+      entry16<f_gelu_quick, b_gelu_quick>("gelu_quick"),
+      entry16<f_swish, b_swish>("silu"),
+      entry16<f_swish, b_swish>("swish"),
+      entry16<f_mish, b_mish>("mish"),
+  };
+  p.softmax_bf16 = softmax_rows<algorithm::softmax_accurate, std::uint16_t>;
+  p.log_softmax_bf16 = softmax_rows<algorithm::softmax_log, std::uint16_t>;
   p.softmax = softmax_rows<algorithm::softmax_accurate>;
   p.log_softmax = softmax_rows<algorithm::softmax_log>;
   p.softmax_backward = softmax_backward_rows<algorithm::softmax_accurate>;

@@ -9,8 +9,8 @@
 // that library would write them (e.g. SiLU with SLEEF as x / (1 + Sleef_expf16_u10(-x))), with
 // nonlin's default parameters (see README: leaky_relu slope 0.01, elu/celu alpha 1, gelu_quick
 // 1.702, swish beta 1, softplus beta 1 with no threshold, hardsigmoid x/6 + 1/2 clamped, ...).
-// Only float32. A function the library cannot express sensibly is simply absent (nullptr or no
-// entry): absent peers are shown as "-" in the tables.
+// float32 (and, for oneDNN, bfloat16 arrays as well). A function the library cannot express
+// sensibly is simply absent (nullptr or no entry): absent peers are shown as "-" in the tables.
 //
 // Kernels take whole arrays (any n >= 0, any alignment, no aliasing between inputs and
 // outputs). Any one-time setup (oneDNN primitive creation) happens on the first call for a
@@ -18,6 +18,7 @@
 // allocate or create anything.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -50,6 +51,20 @@ using gated_backward_kernel = void (*)(float const* value, float const* gate, fl
 using bias_forward_prepare = std::function<void()> (*)(float const* x, float const* bias, float* y,
                                                        std::size_t tokens, std::size_t features);
 
+// The same on bfloat16 arrays, as their bits (nonlin::bfloat16's layout): oneDNN's bf16 only.
+using forward_kernel16 = void (*)(std::uint16_t const* x, std::uint16_t* y, std::size_t n);
+using backward_kernel16 = void (*)(std::uint16_t const* in, std::uint16_t const* dy,
+                                   std::uint16_t* dx, std::size_t n);
+using rows_kernel16 = void (*)(std::uint16_t const* x, std::uint16_t* y, std::size_t rows,
+                               std::size_t cols);
+
+struct function_kernels16 {
+  std::string function;
+  forward_kernel16 forward = nullptr;
+  backward_kernel16 backward = nullptr;
+  backward_kernel16 backward_from_output = nullptr;
+};
+
 struct function_kernels {
   std::string function;  // nonlin's functor name: "sigmoid", "gelu_tanh", "leaky_relu", ...
   forward_kernel forward = nullptr;
@@ -78,12 +93,24 @@ struct peer {
   rows_backward_kernel log_softmax_backward = nullptr;  // from the output y = log_softmax(x)
   std::vector<gated_kernels> gated;
   std::vector<bias_kernels> bias;  // bench/bias_bench.cpp; only oneDNN (binary + eltwise post-op)
+  // bfloat16 arrays (bench/activations_bench.cpp, softmax_bench.cpp); only oneDNN.
+  std::vector<function_kernels16> functions_bf16;
+  rows_kernel16 softmax_bf16 = nullptr;
+  rows_kernel16 log_softmax_bf16 = nullptr;
   // false: calls must not overlap (oneDNN's cached primitives and memory objects); the accuracy
   // tool then runs this peer's kernels under a lock.
   bool thread_safe = true;
 
   function_kernels const* find(std::string const& function) const {
     for (auto const& f : functions) {
+      if (f.function == function) {
+        return &f;
+      }
+    }
+    return nullptr;
+  }
+  function_kernels16 const* find_bf16(std::string const& function) const {
+    for (auto const& f : functions_bf16) {
       if (f.function == function) {
         return &f;
       }
