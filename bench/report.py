@@ -478,17 +478,20 @@ def print_softmax(rows):
     print("## Softmax over rows (float, 256k elements per run; elements/ns)\n")
     header = ["direction", "function", "C"] + variants + ["fastest peer", "nonlin / fastest peer"]
     out = []
-    for direction, label in (("fwd", "forward"), ("bwdy", "backward from output")):
-        for function in ("softmax", "log_softmax"):
-            for c in cols:
-                values = {v: per_ns(rows.get(f"softmax/{direction}/{function}/float/{v}/{c}"))
-                          for v in variants}
-                best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
-                if all(value is None for value in values.values()):
-                    continue
-                out.append([label, function, str(c)] + [fmt(values[v]) for v in variants]
-                           + [best[1] if best else "-",
-                              fmt_ratio(values.get("nonlin"), best[0] if best else None)])
+    for type_ in ("float", "bf16"):
+        for direction, label in (("fwd", "forward"), ("bwdy", "backward from output")):
+            for function in ("softmax", "log_softmax"):
+                for c in cols:
+                    values = {v: per_ns(rows.get(
+                        f"softmax/{direction}/{function}/{type_}/{v}/{c}")) for v in variants}
+                    best = max(((values[v], v) for v in peers if values[v] is not None),
+                               default=None)
+                    if all(value is None for value in values.values()):
+                        continue
+                    out.append([f"{label} ({type_})", function, str(c)]
+                               + [fmt(values[v]) for v in variants]
+                               + [best[1] if best else "-",
+                                  fmt_ratio(values.get("nonlin"), best[0] if best else None)])
     print(table(header, out))
     print("\n(std: a plain loop, softmax only: max, std::exp, sum, divide forward; dot product, "
           "then y (dy - dot) backward. Backward from the output: every variant is given nonlin's "

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,14 +43,29 @@ std::vector<float> logits(std::size_t n) {
 
 std::size_t rows_for(std::size_t cols) { return (262144 + cols - 1) / cols; }
 
-template <class F>
+// The logits as E: float, or rounded to bfloat16.
+template <class E>
+std::vector<E> logits_as(std::size_t n) {
+  std::vector<float> const x = logits(n);
+  if constexpr (std::is_same_v<E, float>) {
+    return x;
+  } else {
+    std::vector<E> out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = E::from_float(x[i]);
+    }
+    return out;
+  }
+}
+
+template <class F, class E = float>
 void forward_nonlin(benchmark::State& state) {
   auto const cols = static_cast<std::size_t>(state.range(0));
   std::size_t const n = rows_for(cols) * cols;
-  std::vector<float> const x = logits(n);
-  std::vector<float> y(n);
+  std::vector<E> const x = logits_as<E>(n);
+  std::vector<E> y(n);
   for (auto _ : state) {
-    nonlin::forward(F{}, std::span<float const>(x), std::span<float>(y), cols);
+    nonlin::forward(F{}, std::span<E const>(x), std::span<E>(y), cols);
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -141,6 +157,32 @@ bool const peers_registered = [] {
           ->Arg(1000)
           ->Arg(32000);
     }
+    for (auto const& [function, kernel] : {std::pair{"softmax", peer.softmax_bf16},
+                                           std::pair{"log_softmax", peer.log_softmax_bf16}}) {
+      if (kernel == nullptr) {
+        continue;
+      }
+      std::string const name = std::string("softmax/fwd/") + function + "/bf16/" + peer.name;
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [kernel = kernel](benchmark::State& state) {
+            auto const cols = static_cast<std::size_t>(state.range(0));
+            std::size_t const rows = rows_for(cols);
+            std::vector<nonlin::bfloat16> const x = logits_as<nonlin::bfloat16>(rows * cols);
+            std::vector<nonlin::bfloat16> y(rows * cols);
+            auto const* in = reinterpret_cast<std::uint16_t const*>(x.data());
+            auto* out = reinterpret_cast<std::uint16_t*>(y.data());
+            kernel(in, out, rows, cols);
+            for (auto _ : state) {
+              kernel(in, out, rows, cols);
+              benchmark::DoNotOptimize(y.data());
+              benchmark::ClobberMemory();
+            }
+            state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
+          })
+          ->Arg(1000)
+          ->Arg(32000);
+    }
     for (auto const& [function, kernel] :
          {std::pair{"softmax", peer.softmax}, std::pair{"log_softmax", peer.log_softmax}}) {
       if (kernel == nullptr) {
@@ -178,6 +220,14 @@ BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax)
     ->Arg(1000)
     ->Arg(32000);
 BENCHMARK(softmax_std)->Name("softmax/fwd/softmax/float/std")->Arg(1000)->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax, nonlin::bfloat16)
+    ->Name("softmax/fwd/softmax/bf16/nonlin")
+    ->Arg(1000)
+    ->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax, nonlin::bfloat16)
+    ->Name("softmax/fwd/log_softmax/bf16/nonlin")
+    ->Arg(1000)
+    ->Arg(32000);
 BENCHMARK_TEMPLATE(backward_nonlin, nonlin::softmax)
     ->Name("softmax/bwdy/softmax/float/nonlin")
     ->Arg(1000)
