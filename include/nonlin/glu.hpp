@@ -125,10 +125,10 @@ template <class T, class B, class Op, class... In>
 NONLIN_COLD gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated_gradient<B> r,
                                                              std::size_t i, std::size_t count,
                                                              In... in) {
-  B const lane_index = B::load_aligned(lane_indices<B>().data());
+  B const lane_index = B::load_aligned(lane_numbers<B>().data());
   std::uint64_t const count_bits = count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0};
-  std::uint64_t const near_value = lane_bits(near_midpoints<T>(r.d_value)) & count_bits;
-  std::uint64_t const near_gate = lane_bits(near_midpoints<T>(r.d_gate)) & count_bits;
+  std::uint64_t const near_value = lane_bits<B>(near_midpoints<T>(r.d_value)) & count_bits;
+  std::uint64_t const near_gate = lane_bits<B>(near_midpoints<T>(r.d_gate)) & count_bits;
   for (std::uint64_t marked = near_value | near_gate; marked != 0; marked &= marked - 1) {
     auto const lane = static_cast<std::size_t>(std::countr_zero(marked));
     gated_gradient<double> const d = op(static_cast<double>(static_cast<float>(in[i + lane]))...);

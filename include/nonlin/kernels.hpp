@@ -204,14 +204,13 @@ NONLIN_ALWAYS_INLINE auto near_midpoints(B const& r) {
   return math::near_midpoint16<T>(math::bits16::as_bits(r) & I(0x7fffffff));
 }
 
-// Bit k set where lane k of the mask is true.
-template <class M>
+// Bit k set where lane k of the mask (of batches B) is true.
+template <class B, class M>
 std::uint64_t lane_bits(M const& mask) {
-  using R = typename M::register_type;
-  if constexpr (std::is_integral_v<R>) {  // AVX-512: the mask register itself
-    return static_cast<std::uint64_t>(static_cast<R>(mask));
+  if constexpr (sizeof(M) <= sizeof(std::uint64_t)) {  // AVX-512: the mask register itself
+    return static_cast<std::uint64_t>(static_cast<typename M::register_type>(mask));
   } else {
-    using I = xsimd::batch<std::int32_t, typename M::arch_type>;
+    using I = xsimd::batch<std::int32_t, typename B::arch_type>;
     alignas(64) std::array<std::int32_t, I::size> lanes;
     xsimd::select(mask, I(1), I(0)).store_aligned(lanes.data());
     std::uint64_t bits = 0;
@@ -224,15 +223,15 @@ std::uint64_t lane_bits(M const& mask) {
 
 // 0, 1, ..., B::size - 1 as floats.
 template <class B>
-std::array<float, B::size> const& lane_indices() {
-  alignas(64) static constexpr std::array<float, B::size> indices = [] {
+std::array<float, B::size> const& lane_numbers() {
+  alignas(64) static constexpr std::array<float, B::size> numbers = [] {
     std::array<float, B::size> v{};
     for (std::size_t k = 0; k < B::size; ++k) {
       v[k] = static_cast<float>(k);
     }
     return v;
   }();
-  return indices;
+  return numbers;
 }
 
 // r[j] = op(in[i + j * size], ...) for the `count` elements from i: the lanes near a midpoint
@@ -245,14 +244,14 @@ NONLIN_COLD std::array<B, N> recomputed_near_midpoints(Op op, std::array<B, N> r
   static_assert(N * B::size <= 64);
   std::uint64_t marked = 0;
   for (std::size_t j = 0; j < N; ++j) {
-    marked |= lane_bits(near_midpoints<T>(r[j])) << (j * B::size);
+    marked |= lane_bits<B>(near_midpoints<T>(r[j])) << (j * B::size);
   }
   if (count < 64) {
     marked &= (std::uint64_t{1} << count) - 1;
   }
   // Each recomputed lane blended in whole-batch (a lane stored into an array and the batch
   // loaded back would stall on the failed store forwarding).
-  B const lane_index = B::load_aligned(lane_indices<B>().data());
+  B const lane_index = B::load_aligned(lane_numbers<B>().data());
   for (; marked != 0; marked &= marked - 1) {
     auto const lane = static_cast<std::size_t>(std::countr_zero(marked));
     float const value = math::round_to_odd(

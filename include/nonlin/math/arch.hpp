@@ -10,6 +10,7 @@
 //   fma            a * b + c rounded once, scalars and batches       (FMA or AVX-512)
 //   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
 //   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
+//   subnormal_class          x is subnormal, one vfpclass (on the bits: DAZ does not hide them)
 //   reciprocal_estimate      1/x to 2^-14, vrcp14                    (AVX-512F + VL)
 //   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
@@ -204,6 +205,32 @@ inline V min_max(V const& bound, V const& x) noexcept {
   }
 #endif
   return x;  // not reached (has_min_max)
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- subnormal_class ---------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_subnormal_class = detail::avx512dq&& is_batch_v<V> && sizeof(V) == 64;
+
+// The lanes that hold a subnormal, by one vfpclass (class 0x20: it reads the encoding, so
+// MXCSR.DAZ does not hide them).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline auto subnormal_class(V const& x) noexcept {
+  static_assert(has_subnormal_class<V>, "arch::subnormal_class: not for this V");
+  using mask = typename V::batch_bool_type;
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  constexpr int subnormal = 0x20;
+  if constexpr (detail::is_float<V>) {
+    return mask(_mm512_fpclass_ps_mask(x, subnormal));
+  } else {
+    return mask(_mm512_fpclass_pd_mask(x, subnormal));
+  }
+#else
+  (void)x;
+  return mask(false);  // not reached
+#endif
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 

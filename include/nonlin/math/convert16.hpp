@@ -96,10 +96,15 @@ NONLIN_ALWAYS_INLINE void store16(B const& x, T* p) noexcept {
     // vcvtneps2bf16 flushes subnormal floats to +-0; a batch holding one takes the integer
     // formula instead (a rare case: the test on the bits, not a float compare, so that DAZ
     // does not hide them).
-    I const float_bits = bits16::as_bits(x);
-    I const magnitude = float_bits & I(0x7fffffff);
-    if (xsimd::any((magnitude != I(0)) & (magnitude < I(0x00800000)))) {
-      detail16::store_truncated<B>(bits16::bfloat16_bits_from_float(float_bits), p);
+    bool subnormal = false;
+    if constexpr (arch::has_subnormal_class<B>) {
+      subnormal = xsimd::any(arch::subnormal_class(x));
+    } else {
+      I const magnitude = bits16::as_bits(x) & I(0x7fffffff);
+      subnormal = xsimd::any((magnitude != I(0)) & (magnitude < I(0x00800000)));
+    }
+    if (subnormal) {
+      detail16::store_truncated<B>(bits16::bfloat16_bits_from_float(I(bits16::as_bits(x))), p);
     } else {
       arch::narrow_bfloat16_flushing(x, detail16::raw_bits(p));
     }
