@@ -39,7 +39,13 @@ std::vector<T> values(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-12, 12);
   std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(rng));
+  for (T& x : v) {
+    if constexpr (storage16<T>) {
+      x = T::from_float(static_cast<float>(u(rng)));
+    } else {
+      x = static_cast<T>(u(rng));
+    }
+  }
   return v;
 }
 
@@ -53,8 +59,9 @@ struct recording_executor {
   }
 };
 
-TYPED_TEST(Parallel, ElementwiseEqualsSerialAtEverySplit) {
-  using T = TypeParam;
+// Serial == threaded at every split, in place, and from the output (also for the 16-bit types).
+template <class T>
+void expect_elementwise_equals_serial() {
   for (std::size_t n : {0u, 1u, 17u, 1000u, 4099u, 100003u}) {
     std::vector<T> const x = values<T>(n, 1);
     std::vector<T> const dy = values<T>(n, 2);
@@ -87,6 +94,10 @@ TYPED_TEST(Parallel, ElementwiseEqualsSerialAtEverySplit) {
                                    parallel::options<>{.tasks = 3, .min_chunk = 16});
     EXPECT_TRUE(same_bits(dx, dx_serial)) << n;
   }
+}
+
+TYPED_TEST(Parallel, ElementwiseEqualsSerialAtEverySplit) {
+  expect_elementwise_equals_serial<TypeParam>();
 }
 
 TYPED_TEST(Parallel, ChunksStartOnCacheLinesAndSmallWorkStaysOnOneTask) {
@@ -181,49 +192,11 @@ class Parallel16 : public ::testing::Test {};
 using storage_types = ::testing::Types<bfloat16, float16>;
 TYPED_TEST_SUITE(Parallel16, storage_types);
 
-template <class T>
-std::vector<T> values16(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-12, 12);
-  std::vector<T> v(n);
-  for (T& x : v) x = T::from_float(u(rng));
-  return v;
-}
-
 TYPED_TEST(Parallel16, EqualsSerialAtEverySplit) {
   using T = TypeParam;
-  for (std::size_t n : {0u, 17u, 4099u, 100003u}) {
-    std::vector<T> const x = values16<T>(n, 1);
-    std::vector<T> const dy = values16<T>(n, 2);
-    auto check = [&](auto const& f) {
-      std::vector<T> y(n), dx(n), y_serial(n), dx_serial(n);
-      forward(f, std::span<T const>(x), std::span<T>(y_serial));
-      backward(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx_serial));
-      for (std::size_t tasks : {1u, 2u, 3u, 7u}) {
-        parallel::options<> const o{.tasks = tasks, .min_chunk = 16};
-        parallel::forward(f, std::span<T const>(x), std::span<T>(y), o);
-        parallel::backward(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx), o);
-        EXPECT_TRUE(same_bits(y, y_serial)) << n << " " << tasks;
-        EXPECT_TRUE(same_bits(dx, dx_serial)) << n << " " << tasks;
-        std::vector<T> in_place = x;
-        parallel::forward(f, std::span<T const>(in_place), std::span<T>(in_place), o);
-        EXPECT_TRUE(same_bits(in_place, y_serial)) << n << " " << tasks;
-      }
-    };
-    check(sigmoid{});
-    check(gelu_tanh{});
-    check(relu{});
-    std::vector<T> y(n), dx(n), dx_serial(n);
-    forward(tanh{}, std::span<T const>(x), std::span<T>(y));
-    backward_from_output(tanh{}, std::span<T const>(y), std::span<T const>(dy),
-                         std::span<T>(dx_serial));
-    parallel::backward_from_output(tanh{}, std::span<T const>(y), std::span<T const>(dy),
-                                   std::span<T>(dx),
-                                   parallel::options<>{.tasks = 3, .min_chunk = 16});
-    EXPECT_TRUE(same_bits(dx, dx_serial)) << n;
-  }
+  expect_elementwise_equals_serial<T>();
   std::size_t const cols = 129;
-  std::vector<T> const x = values16<T>(cols * 40, 3);
+  std::vector<T> const x = values<T>(cols * 40, 3);
   std::vector<T> y(x.size()), y_serial(x.size());
   forward(softmax{}, std::span<T const>(x), std::span<T>(y_serial), cols);
   for (std::size_t tasks : {1u, 2u, 5u}) {

@@ -529,25 +529,44 @@ constexpr backward_plan y_sigmoid{
 constexpr backward_plan y_tanh{use_dst(tanh_op, algorithm::eltwise_tanh_use_dst_for_bwd), true, {}};
 constexpr backward_plan y_hardsigmoid{hs_bwd_y, true, sixth};
 
-template <forward_plan const& F, backward_plan const& B>
-function_kernels entry(char const* name) {
-  return {name, forward<F>, backward<B>, nullptr};
+// A function's kernels on E arrays (float, or bf16 bits: oneDNN's bf16 eltwise computes in f32
+// and rounds on the store), K the peer's table type for E.
+template <class K, class E, forward_plan const& F, backward_plan const& B>
+K entry(char const* name) {
+  return {name, forward<F, E>, backward<B, E>, nullptr};
 }
 
-template <forward_plan const& F, backward_plan const& B, backward_plan const& Y>
-function_kernels entry(char const* name) {
-  return {name, forward<F>, backward<B>, backward<Y>};
+template <class K, class E, forward_plan const& F, backward_plan const& B, backward_plan const& Y>
+K entry(char const* name) {
+  return {name, forward<F, E>, backward<B, E>, backward<Y, E>};
 }
 
-// The same plans on bf16 arrays (oneDNN's bf16 eltwise: computed in f32, rounded on the store).
-template <forward_plan const& F, backward_plan const& B>
-function_kernels16 entry16(char const* name) {
-  return {name, forward<F, std::uint16_t>, backward<B, std::uint16_t>, nullptr};
-}
-
-template <forward_plan const& F, backward_plan const& B, backward_plan const& Y>
-function_kernels16 entry16(char const* name) {
-  return {name, forward<F, std::uint16_t>, backward<B, std::uint16_t>, backward<Y, std::uint16_t>};
+// Every function oneDNN's eltwise expresses (squared_relu's forward aside), for E arrays.
+template <class K, class E>
+std::vector<K> eltwise_functions() {
+  return {
+      entry<K, E, f_identity, b_identity, b_identity>("identity"),
+      entry<K, E, f_relu, b_relu, y_relu>("relu"),
+      entry<K, E, f_relu6, b_relu6, y_relu6>("relu6"),
+      entry<K, E, f_hardtanh, b_hardtanh, y_hardtanh>("hardtanh"),
+      entry<K, E, f_leaky_relu, b_leaky_relu, y_leaky_relu>("leaky_relu"),
+      entry<K, E, f_elu, b_elu, y_elu>("elu"),
+      entry<K, E, f_selu, b_selu>("selu"),
+      // celu with nonlin's default alpha = 1 is exactly elu with alpha = 1.
+      entry<K, E, f_elu, b_elu, y_elu>("celu"),
+      entry<K, E, f_sigmoid, b_sigmoid, y_sigmoid>("sigmoid"),
+      entry<K, E, f_tanh, b_tanh, y_tanh>("tanh"),
+      entry<K, E, f_log_sigmoid, b_log_sigmoid>("log_sigmoid"),
+      entry<K, E, f_hardsigmoid, b_hardsigmoid, y_hardsigmoid>("hardsigmoid"),
+      entry<K, E, f_hardswish, b_hardswish>("hardswish"),
+      entry<K, E, f_softplus, b_softplus>("softplus"),
+      entry<K, E, f_gelu_exact, b_gelu_exact>("gelu_exact"),
+      entry<K, E, f_gelu_tanh, b_gelu_tanh>("gelu_tanh"),
+      entry<K, E, f_gelu_quick, b_gelu_quick>("gelu_quick"),
+      entry<K, E, f_swish, b_swish>("silu"),  // silu = swish with beta 1
+      entry<K, E, f_swish, b_swish>("swish"),
+      entry<K, E, f_mish, b_mish>("mish"),
+  };
 }
 
 }  // namespace
@@ -560,52 +579,9 @@ peer make_onednn() {
   auto const* v = dnnl::version();
   p.version = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
               std::to_string(v->patch) + (one_thread ? " (1 thread)" : " (default threads)");
-  p.functions = {
-      entry<f_identity, b_identity, b_identity>("identity"),
-      entry<f_relu, b_relu, y_relu>("relu"),
-      entry<f_relu6, b_relu6, y_relu6>("relu6"),
-      entry<f_hardtanh, b_hardtanh, y_hardtanh>("hardtanh"),
-      entry<f_leaky_relu, b_leaky_relu, y_leaky_relu>("leaky_relu"),
-      entry<f_elu, b_elu, y_elu>("elu"),
-      entry<f_selu, b_selu>("selu"),
-      // celu with nonlin's default alpha = 1 is exactly elu with alpha = 1.
-      entry<f_elu, b_elu, y_elu>("celu"),
-      entry<f_sigmoid, b_sigmoid, y_sigmoid>("sigmoid"),
-      entry<f_tanh, b_tanh, y_tanh>("tanh"),
-      entry<f_log_sigmoid, b_log_sigmoid>("log_sigmoid"),
-      entry<f_hardsigmoid, b_hardsigmoid, y_hardsigmoid>("hardsigmoid"),
-      entry<f_hardswish, b_hardswish>("hardswish"),
-      entry<f_softplus, b_softplus>("softplus"),
-      entry<f_gelu_exact, b_gelu_exact>("gelu_exact"),
-      entry<f_gelu_tanh, b_gelu_tanh>("gelu_tanh"),
-      entry<f_gelu_quick, b_gelu_quick>("gelu_quick"),
-      entry<f_swish, b_swish>("silu"),  // silu = swish with beta 1
-      entry<f_swish, b_swish>("swish"),
-      entry<f_mish, b_mish>("mish"),
-      {"squared_relu", forward<f_squared_relu>, nullptr, nullptr},
-  };
-  p.functions_bf16 = {
-      entry16<f_identity, b_identity, b_identity>("identity"),
-      entry16<f_relu, b_relu, y_relu>("relu"),
-      entry16<f_relu6, b_relu6, y_relu6>("relu6"),
-      entry16<f_hardtanh, b_hardtanh, y_hardtanh>("hardtanh"),
-      entry16<f_leaky_relu, b_leaky_relu, y_leaky_relu>("leaky_relu"),
-      entry16<f_elu, b_elu, y_elu>("elu"),
-      entry16<f_selu, b_selu>("selu"),
-      entry16<f_elu, b_elu, y_elu>("celu"),
-      entry16<f_sigmoid, b_sigmoid, y_sigmoid>("sigmoid"),
-      entry16<f_tanh, b_tanh, y_tanh>("tanh"),
-      entry16<f_log_sigmoid, b_log_sigmoid>("log_sigmoid"),
-      entry16<f_hardsigmoid, b_hardsigmoid, y_hardsigmoid>("hardsigmoid"),
-      entry16<f_hardswish, b_hardswish>("hardswish"),
-      entry16<f_softplus, b_softplus>("softplus"),
-      entry16<f_gelu_exact, b_gelu_exact>("gelu_exact"),
-      entry16<f_gelu_tanh, b_gelu_tanh>("gelu_tanh"),
-      entry16<f_gelu_quick, b_gelu_quick>("gelu_quick"),
-      entry16<f_swish, b_swish>("silu"),
-      entry16<f_swish, b_swish>("swish"),
-      entry16<f_mish, b_mish>("mish"),
-  };
+  p.functions = eltwise_functions<function_kernels, float>();
+  p.functions.push_back({"squared_relu", forward<f_squared_relu>, nullptr, nullptr});
+  p.functions_bf16 = eltwise_functions<function_kernels16, std::uint16_t>();
   p.softmax_bf16 = softmax_rows<algorithm::softmax_accurate, std::uint16_t>;
   p.log_softmax_bf16 = softmax_rows<algorithm::softmax_log, std::uint16_t>;
   p.softmax = softmax_rows<algorithm::softmax_accurate>;

@@ -102,6 +102,19 @@ void through_float(axis_layout shape, std::array<std::span<T const>, N> in, std:
   }
 }
 
+// softmax's or log_softmax's backward from the output on 16-bit arrays: the float overload on
+// float blocks of y and dy (found by argument-dependent lookup when instantiated), dx rounded
+// once.
+template <class Arch, class F, storage16 T>
+void backward_from_output16(F const& f, std::span<T const> y, std::span<T const> dy,
+                            std::span<T> dx, axis_layout shape) {
+  through_float<Arch>(shape, std::array{y, dy}, dx, [&](axis_layout block, float* yb, float* dyb) {
+    backward_from_output<Arch>(f, std::span<float const>(yb, block.size()),
+                               std::span<float const>(dyb, block.size()),
+                               std::span<float>(yb, block.size()), block);
+  });
+}
+
 }  // namespace detail
 
 // y = softmax(x / T) or log_softmax(x / T) over the axis of `shape`; y may be x itself.
@@ -131,13 +144,7 @@ void backward_from_output(softmax const& f, std::span<T const> y, std::span<T co
                           std::span<T> dx, axis_layout shape) {
   detail::require_backward_arguments("nonlin::backward_from_output(softmax)", f, y, dy, dx, shape);
   if constexpr (storage16<T>) {
-    detail::through_float<Arch>(
-        shape, std::array{y, dy}, dx, [&](axis_layout block, float* yb, float* dyb) {
-          backward_from_output<Arch>(f, std::span<float const>(yb, block.size()),
-                                     std::span<float const>(dyb, block.size()),
-                                     std::span<float>(yb, block.size()), block);
-        });
-    return;
+    detail::backward_from_output16<Arch>(f, y, dy, dx, shape);
   } else {
     T const t = static_cast<T>(f.temperature);
     // |dy| <= max / 4 keeps dy - <y, dy> finite (|<y, dy>| <= max |dy| since y sums to 1).
@@ -167,12 +174,7 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
   detail::require_backward_arguments("nonlin::backward_from_output(log_softmax)", f, y, dy, dx,
                                      shape);
   if constexpr (storage16<T>) {
-    detail::through_float<Arch>(
-        shape, std::array{y, dy}, dx, [&](axis_layout block, float* yb, float* dyb) {
-          backward_from_output<Arch>(f, std::span<float const>(yb, block.size()),
-                                     std::span<float const>(dyb, block.size()),
-                                     std::span<float>(yb, block.size()), block);
-        });
+    detail::backward_from_output16<Arch>(f, y, dy, dx, shape);
   } else {
     int const scale_bits = static_cast<int>(std::bit_width(shape.axis)) + 1;
     detail::backward_over_axis<Arch>(
