@@ -281,10 +281,10 @@ using storage_types = ::testing::Types<bfloat16, float16>;
 TYPED_TEST_SUITE(Bias16, storage_types);
 
 template <class T>
-std::vector<T> spread16(std::size_t n, int seed) {
+std::vector<T> spread16(std::size_t n, std::size_t seed) {
   std::vector<T> v(n);
   for (std::size_t i = 0; i < n; ++i) {
-    v[i] = T::from_float(static_cast<float>(static_cast<int>((i * 37 + seed) % 53) - 26) * 0.173F);
+    v[i] = T::from_float((static_cast<float>((i * 37 + seed) % 53) - 26.0F) * 0.173F);
   }
   return v;
 }
