@@ -18,6 +18,8 @@
 #include <nonlin/bias.hpp>
 #include <nonlin/nonlin.hpp>
 
+#include "support/step16.hpp"
+
 namespace nonlin::test {
 namespace {
 
@@ -289,14 +291,6 @@ std::vector<T> spread16(std::size_t n, std::size_t seed) {
   return v;
 }
 
-template <class T>
-double ulp_of(double v) {
-  bool const bf = std::is_same_v<T, bfloat16>;
-  int e = 0;
-  (void)std::frexp(v, &e);
-  return std::ldexp(1.0, std::max(e - 1, bf ? -126 : -14) - (bf ? 7 : 10));
-}
-
 TYPED_TEST(Bias16, FollowsTheRoundingRuleAndDbiasIsTheSumOfDx) {
   using T = TypeParam;
   silu const f{};
@@ -326,7 +320,7 @@ TYPED_TEST(Bias16, FollowsTheRoundingRuleAndDbiasIsTheSumOfDx) {
     }
     for (std::size_t c = 0; c < bias.size(); ++c) {
       double const want = static_cast<double>(sums[c]);
-      EXPECT_LE(std::fabs(static_cast<float>(dbias[c]) - want), ulp_of<T>(want)) << c;
+      EXPECT_LE(std::fabs(static_cast<float>(dbias[c]) - want), step16<T>(want)) << c;
     }
   }
 }
@@ -375,7 +369,7 @@ TYPED_TEST(Bias16, GatedEqualsTheGatedKernelsOnXPlusB) {
   }
   for (std::size_t c = 0; c < bias.size(); ++c) {
     double const want = static_cast<double>(sums[c]);
-    EXPECT_LE(std::fabs(static_cast<float>(dbias[c]) - want), ulp_of<T>(want)) << c;
+    EXPECT_LE(std::fabs(static_cast<float>(dbias[c]) - want), step16<T>(want)) << c;
   }
 }
 

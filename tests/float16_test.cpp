@@ -25,6 +25,8 @@
 
 #include <nonlin/nonlin.hpp>
 
+#include "support/step16.hpp"
+
 namespace nonlin::test {
 namespace {
 
@@ -452,17 +454,6 @@ TYPED_TEST(Float16, KernelsAtEveryShortLengthAndOffset) {
   });
 }
 
-// The 16-bit step at |v| (v a float), in double: bfloat16 keeps 8 significant bits down to
-// 2^-126, float16 11 down to 2^-14; below, the subnormal step.
-template <class T>
-double step16(double v) {
-  int e = 0;
-  (void)std::frexp(v, &e);  // v in [2^(e-1), 2^e)
-  bool const bf = std::is_same_v<T, bfloat16>;
-  int const lowest = bf ? -126 : -14;
-  int const digits = bf ? 8 : 11;
-  return std::ldexp(1.0, std::max(e - 1, lowest) - (digits - 1));
-}
 // The float with magnitude bits b is exactly halfway between two 16-bit values (v / step has
 // fraction 1/2), computed in double, independently of the bit fields of math/round16.hpp.
 template <class T>

@@ -19,6 +19,7 @@
 #include <nonlin/softmax.hpp>
 
 #include "support/gradient_error.hpp"
+#include "support/step16.hpp"
 
 namespace nonlin::test {
 namespace {
@@ -974,13 +975,6 @@ std::vector<float> widened(std::vector<T> const& v) {
 }
 
 // One 16-bit ulp at |p| (the spacing of T's values at p, subnormal steps included).
-template <class T>
-double ulp16(double p) {
-  bool const bf = std::is_same_v<T, bfloat16>;
-  int e = 0;
-  (void)std::frexp(p, &e);
-  return std::ldexp(1.0, std::max(e - 1, bf ? -126 : -14) - (bf ? 7 : 10));
-}
 
 TYPED_TEST(Softmax16, EqualsTheFloatDriverRoundedOnceInEveryLayout) {
   using T = TypeParam;
@@ -1051,7 +1045,7 @@ TYPED_TEST(Softmax16, WithinOneUlpAndRowsSumToOne) {
         long double const p =
             std::exp(static_cast<long double>(static_cast<float>(x[r * cols + c])) - m) / s;
         double const got = static_cast<float>(y[r * cols + c]);
-        ASSERT_LE(std::fabs(got - static_cast<double>(p)), ulp16<T>(static_cast<double>(p)))
+        ASSERT_LE(std::fabs(got - static_cast<double>(p)), step16<T>(static_cast<double>(p)))
             << "cols=" << cols << " row " << r << " col " << c;
         row_sum += got;
       }
