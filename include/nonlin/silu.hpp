@@ -28,29 +28,49 @@ inline V swish_forward(V x, math::double_double beta) noexcept {
   return math::x_sigmoid(x, scaled_argument(x, beta));
 }
 // silu'(z) = sigmoid(z) (1 + z sigmoid(-z)), z = beta x; near its zero z0 = -1.2785 from the
-// fitted ratio.
+// fitted ratio. The bracket 1 + z as hi + lo (math::bounded_bracket).
 template <real_value V>
 inline math::double_float<V> one_plus_argument(math::double_float<V> z) noexcept {
   auto sum = math::two_sum(math::c<V>(1), z.hi);
   sum.lo = sum.lo + z.lo;
-  return sum;
+  return math::bounded_bracket(sum);
+}
+// For an exact z: z clamped first, so the sum needs no bound afterwards.
+template <real_value V>
+inline math::double_float<V> one_plus_argument(V z) noexcept {
+  V const bound(math::bracket_bound<V>);
+  return math::two_sum(math::c<V>(1),
+                       math::clamp_below(math::clamp_above(z, bound), math::neg(bound)));
+}
+// z as hi + lo, for the root patch and the product tail.
+template <real_value V>
+inline math::double_float<V> as_pair(math::double_float<V> const& z) noexcept {
+  return z;
 }
 template <real_value V>
-inline V swish_derivative(math::double_float<V> z) noexcept {
+inline math::double_float<V> as_pair(V const& z) noexcept {
+  return {z, V(0)};
+}
+template <real_value V, class Z>
+inline V swish_derivative(Z const& z) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
   V const generic = math::x_sigmoid_derivative(z, one_plus_argument(z));
-  return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
+  return math::patch_near_root(generic, as_pair(z), R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
                                math::x_sigmoid_root_window);
 }
 template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
-  return swish_derivative(scaled_argument(x, beta));
+  return swish_derivative<V>(scaled_argument(x, beta));
 }
 // dy swish'(x), rounded once also where swish'(x) alone is below the normal range.
+template <real_value V, class Z>
+inline V swish_backward(Z const& z, V dy) noexcept {
+  return math::x_sigmoid_derivative_times(swish_derivative<V>(z), as_pair(z), one_plus_argument(z),
+                                          dy);
+}
 template <real_value V>
 inline V swish_backward(V x, math::double_double beta, V dy) noexcept {
-  auto z = scaled_argument(x, beta);
-  return math::x_sigmoid_derivative_times(swish_derivative(z), z, one_plus_argument(z), dy);
+  return swish_backward(scaled_argument(x, beta), dy);
 }
 }  // namespace detail
 
@@ -85,11 +105,11 @@ struct silu {
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    return swish{}.derivative(x);
+    return detail::swish_derivative<V>(x);
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return swish{}.backward(x, dy);
+    return detail::swish_backward(x, dy);
   }
 };
 

@@ -87,20 +87,26 @@ inline double_float<V> square_hi_lo(double_float<V> const& d) noexcept {
   return {product.hi, math::fma(d.hi + d.hi, d.lo, product.lo)};
 }
 
-// The same quotient as hi + lo, for a caller that multiplies it by e^x: rounding the quotient
-// first would cost up to an ulp of the product where the two lie in different binades (near
-// sigma'(0) = 1/4, the quotient just above 1/4 and the product just below). hi and lo as in
-// quotient: from the seed, the residual n - hi d^2 by one fma, lo = residual r (0 where hi is 0
-// or infinite).
+// n / d^2 as hi + lo for a finite n and d >= 1, for a caller that multiplies it by e^x: rounding
+// the quotient first would cost up to an ulp of the product where the two lie in different
+// binades (near sigma'(0) = 1/4, the quotient just above 1/4 and the product just below). hi and
+// lo as in quotient_hi_lo: from the seed, the residual n - hi d^2 by one fma, lo = residual r.
 template <real_value V>
-inline double_float<V> quotient_by_square_hi_lo(double_float<V> const& n,
-                                                double_float<V> const& d) noexcept {
+inline double_float<V> finite_by_square_hi_lo(double_float<V> const& n,
+                                              double_float<V> const& d) noexcept {
   auto d2 = math::square_hi_lo(d);
   V const r = math::quotient_seed(d2.hi);
   V const hi = n.hi * r;
   V const residual = math::fma(math::neg(hi), d2.hi, n.hi) + n.lo;
-  V const lo = math::fma(math::neg(hi), d2.lo, residual) * r;
-  return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
+  return {hi, math::fma(math::neg(hi), d2.lo, residual) * r};
+}
+
+// The same for any n: where hi is 0 or infinite, lo is 0 (not the NaN of inf - inf).
+template <real_value V>
+inline double_float<V> quotient_by_square_hi_lo(double_float<V> const& n,
+                                                double_float<V> const& d) noexcept {
+  auto q = math::finite_by_square_hi_lo(n, d);
+  return {q.hi, math::select(math::zero_or_infinite(q.hi), V(0), q.lo)};
 }
 
 // c / (d.hi + d.lo)^2 as hi + lo for a constant c != 0 and d >= 1, as quotient_by_square_hi_lo
@@ -255,75 +261,118 @@ inline V x_sigmoid(V const& x, V const& z) noexcept {
   return detail::x_sigmoid<false>(x, double_float<V>{z, V(0)});
 }
 
-// d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With
-// e = e^-|z| and d = 1 + e this is
-//   z >= 0:  (1 + e (1 + x z')) / d^2
-//   z <  0:  e ((1 + x z') + e) / d^2
-// so that near the zero of the bracket it cancels with one rounding instead of amplifying the
-// rounding of sigma(-z).
-// one_plus_slope = 1 + x z'(x) as hi + lo, which the caller forms as accurately as it can.
+// d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With e = e^-|z|, d = 1 + e and the
+// bracket b = 1 + x z'(x) (as hi + lo, which the caller forms as accurately as it can):
+//   z >= 0:  (1 + e b) / d^2
+//   z <  0:  e (b + e) / d^2
+// so that near the zero of b + e it cancels with one rounding instead of amplifying the
+// rounding of sigma(-z). Both sides are one numerator n = e A + C (A = b, C = 1 on the right;
+// A = 1, C = b on the left): one fma, whose rounding a second one recovers (C - n is exact on
+// the right, where 1 <= n <= 2.6, and on the left wherever n is within a factor 2 of C or of e,
+// which covers the cancellation), one quotient by d^2 as hi + lo, and on the left the product
+// with e = (1 + m) 2^n before the scale, so that a subnormal result is rounded once.
 //
-// e carries its low part (exp_split_nonpositive: m's rounding kept), so the bracket's cancellation
-// near its zero starts from e within ~2^-30 instead of 2^-25: then this formula is within 1.05 ulp
-// wherever |d| = |z - z0| >= 0.005 (every float of -1.2 <= d <= 0.7 against long double, float
-// and double), better than the fitted ratio (1.2-1.6 ulp), which its callers therefore take only
-// within +-0.005 of the zero (with the lean exp they needed it on -1 <= d <= 1/2, and the fit's
-// own error there left silu' at 1.86 and gelu_quick' at 2.29 ulp). So few lanes lie that close
-// that the ratio runs on about one batch in a hundred (math::patch_near_root's branch).
-inline constexpr root_window x_sigmoid_root_window{-0.005, 0.005};
+// e comes from one of two exps (x_sigmoid_exp). The lean one keeps nothing of m's rounding or
+// of the reduction's: up to ~0.6 ulp of m, relative to e, which the left side's e (b + e)
+// amplifies up to 1.6x away from the zero of b + e and without bound near it, where the callers
+// take the fitted ratio instead (x_sigmoid_root_window, +-0.05 around the zero). The split one
+// keeps both roundings (e to ~2^-30), 9 operations a batch more: then the ratio is needed only
+// within +-0.005 (x_sigmoid_split_root_window). Measured (exhaustive float runs, catalog/): silu'
+// and gelu_quick' 1.5 ulp lean; gelu_tanh' 1.8 lean but 1.05 split, so it takes the split one.
+// b must be finite with |b.hi| <= bracket_bound (bounded_bracket): every caller's |b| is at most
+// 3|z| + 1, so the bound (2^13) leaves b as it is wherever e^-|z| is not 0 (|z| <= 200 in
+// float, 1460 in double: the product range), and e^min_arg b stays below half the smallest
+// subnormal, so the left needs no select where e^z vanished from the value range.
+enum class x_sigmoid_exp { lean, split };
+inline constexpr root_window x_sigmoid_root_window{-0.05, 0.05};
+inline constexpr root_window x_sigmoid_split_root_window{-0.005, 0.005};
+
+template <real_value V>
+inline constexpr scalar_t<V> bracket_bound = scalar_t<V>(8192);
+
+// b clamped to +-bracket_bound, its low part 0 there (where it may be the NaN of inf - inf).
+template <real_value V>
+inline double_float<V> bounded_bracket(double_float<V> const& b) noexcept {
+  V const bound(bracket_bound<V>);
+  V const hi = math::clamp_below(math::clamp_above(b.hi, bound), math::neg(bound));
+  return {hi, math::select(math::abs(b.hi) <= bound, b.lo, V(0))};
+}
 
 namespace detail {
+// e^-|z| from the exp X of range R.
+template <x_sigmoid_exp X, exp_range R, bool with_lo, real_value V>
+inline auto exp_minus_abs(double_float<V> const& z) noexcept {
+  if constexpr (with_lo) {
+    auto a = math::minus_abs(z);
+    if constexpr (X == x_sigmoid_exp::split) {
+      return math::exp_split_nonpositive<R>(a.hi, a.lo);
+    } else {
+      return math::exp_scaled_nonpositive<R>(a.hi, a.lo);
+    }
+  } else if constexpr (X == x_sigmoid_exp::split) {
+    return math::exp_split_nonpositive<R>(math::neg(math::abs(z.hi)));
+  } else {
+    return math::exp_scaled_nonpositive<R>(math::neg(math::abs(z.hi)));
+  }
+}
+
+// The value of a product-range e^x (value_exponent).
+template <real_value V>
+inline exp_split<V> with_value_exponent(exp_split<V> const& e) noexcept {
+  return {e.m, e.m_lo, math::value_exponent(e.n)};
+}
+template <real_value V>
+inline exp_scaled<V> with_value_exponent(exp_scaled<V> const& e) noexcept {
+  return {e.m, math::value_exponent(e.n)};
+}
+
 // R = value: the derivative; R = product: dy times it on the left (z < 0), for
 // with_product_tail.
-template <exp_range R, real_value V>
-inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& one_plus_slope,
+template <x_sigmoid_exp X, exp_range R, bool with_lo, real_value V>
+inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& bracket,
                               V const& dy) noexcept {
   V const one(scalar_t<V>(1));
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto a = math::minus_abs(z);
-  auto e = math::exp_split_nonpositive<R>(a.hi, a.lo);
-  auto ev = math::exp_hi_lo(
-      R == exp_range::value ? e : exp_split<V>{e.m, e.m_lo, math::value_exponent(e.n)});
-  auto d = math::one_plus(ev);
-  // e = 0 on the right: the limit 1 / d^2 = 1 also where the slope is infinite.
-  // 1 + e (1 + x z') as hi + lo: e (1 + x z') <= 1.6 for every caller, so 1 - hi is exact.
-  V const product_hi = math::fma(ev.hi, one_plus_slope.hi, one);
-  V const product_lo = math::fma(ev.hi, one_plus_slope.hi, one - product_hi) +
-                       math::fma(ev.hi, one_plus_slope.lo, ev.lo * one_plus_slope.hi);
-  auto vanished_right = ev.hi == V(0);
-  auto numerator = math::two_sum(one_plus_slope.hi, ev.hi);
-  numerator.lo = numerator.lo + (one_plus_slope.lo + ev.lo);
-  // One quotient by d^2 for both sides, its numerator chosen per lane (two quotients, one of
-  // them thrown away, cost 7 more operations per batch; each lane's operations are the same).
+  auto e = detail::exp_minus_abs<X, R, with_lo>(z);
+  auto ev = math::exp_hi_lo(R == exp_range::value ? e : detail::with_value_exponent(e));
   auto right = z.hi >= V(0);
-  double_float<V> const chosen{
-      math::select(right, math::select(vanished_right, one, product_hi), numerator.hi),
-      math::select(right, math::select(vanished_right, V(0), product_lo), numerator.lo)};
-  auto q = math::quotient_by_square_hi_lo(chosen, d);
+  V const a = math::select(right, bracket.hi, one);
+  V const c = math::select(right, one, bracket.hi);
+  V const n = math::fma(ev.hi, a, c);
+  V const lo_terms = math::fma(ev.lo, a, math::select(right, ev.hi * bracket.lo, bracket.lo));
+  V const n_lo = math::fma(ev.hi, a, c - n) + lo_terms;
+  auto q = math::finite_by_square_hi_lo(double_float<V>{n, n_lo}, math::one_plus(ev));
   if constexpr (R == exp_range::product) {
-    return math::scale_times(math::unscaled_times(e, q), e.n, dy);
+    // Below product_min_arg the lean exp's clamped e^z times b would not vanish: dy f' is 0.
+    using K = detail::exp_constants<scalar_t<V>>;
+    V const tail = math::scale_times(math::unscaled_times(e, q), e.n, dy);
+    return math::select(z.hi < V(K::product_min_arg), V(0), tail);
   } else {
-    V const left = math::select(a.hi < V(K::min_arg), V(0), math::times(e, q));
-    return math::select(right, q.hi + q.lo, left);
+    return math::select(right, q.hi + q.lo, math::times(e, q));
   }
 }
 }  // namespace detail
 
-template <real_value V>
-inline V x_sigmoid_derivative(double_float<V> const& z,
-                              double_float<V> const& one_plus_slope) noexcept {
-  return detail::x_sigmoid_derivative<exp_range::value>(z, one_plus_slope, V(0));
+template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V>
+inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& bracket) noexcept {
+  return detail::x_sigmoid_derivative<X, exp_range::value, true>(z, bracket, V(0));
 }
 
-// dy times a derivative `common` that is x_sigmoid_derivative(z, one_plus_slope) (patched near
-// its root), rounded once also far in the left tail (with_product_tail).
-template <real_value V>
+// The same for an exact z (silu: z = x).
+template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V>
+inline V x_sigmoid_derivative(V const& z, double_float<V> const& bracket) noexcept {
+  return detail::x_sigmoid_derivative<X, exp_range::value, false>(double_float<V>{z, V(0)}, bracket,
+                                                                  V(0));
+}
+
+// dy times a derivative `common` that is x_sigmoid_derivative(z, bracket) (patched near its
+// root), rounded once also far in the left tail (with_product_tail).
+template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V>
 inline V x_sigmoid_derivative_times(V const& common, double_float<V> const& z,
-                                    double_float<V> const& one_plus_slope, V const& dy) noexcept {
-  auto tail = [](double_float<V> arg, double_float<V> bracket, V factor) {
-    return detail::x_sigmoid_derivative<exp_range::product>(arg, bracket, factor);
+                                    double_float<V> const& bracket, V const& dy) noexcept {
+  auto tail = [](double_float<V> arg, double_float<V> b, V factor) {
+    return detail::x_sigmoid_derivative<X, exp_range::product, true>(arg, b, factor);
   };
-  return math::with_product_tail(dy * common, z.hi, tail, z, one_plus_slope, dy);
+  return math::with_product_tail(dy * common, z.hi, tail, z, bracket, dy);
 }
 
 // tanh |x| = m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0, and m's error is damped
