@@ -43,6 +43,14 @@ template <real_value V>
 inline constexpr bool is_batch_v = detail::value_traits<V>::is_batch;
 
 // An elementwise activation: forward, derivative and backward from the input x.
+// f(x) and f'(x) together, for activations that share work between them (the gated units ask
+// for both at the same x).
+template <class V>
+struct value_and_slope {
+  V value;
+  V derivative;
+};
+
 template <class F, class V>
 concept unary_activation = real_value<V> && requires(F const& f, V x) {
   { f(x) } -> std::same_as<V>;

@@ -18,13 +18,6 @@
 
 namespace nonlin {
 
-// f(x) and f'(x) together, for activations that share work between them.
-template <class V>
-struct value_and_slope {
-  V value;
-  V derivative;
-};
-
 // gelu_exact(x) = x Phi(x); derivative Phi(x) + x phi(x) (0.5 at 0, minimum near x = -0.75).
 // Bound: 3 ulp forward, 4 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).

@@ -51,12 +51,16 @@ template <real_value V>
 inline math::double_float<V> as_pair(V const& z) noexcept {
   return {z, V(0)};
 }
+// silu'(z) from its generic value, the fitted ratio near the zero.
+template <real_value V>
+inline V patched_silu_derivative(V generic, math::double_float<V> const& z) noexcept {
+  using R = math::tables::derivative_roots<scalar_t<V>>;
+  return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
+                               math::x_sigmoid_root_window);
+}
 template <real_value V, class Z>
 inline V swish_derivative(Z const& z) noexcept {
-  using R = math::tables::derivative_roots<scalar_t<V>>;
-  V const generic = math::x_sigmoid_derivative(z, one_plus_argument(z));
-  return math::patch_near_root(generic, as_pair(z), R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
-                               math::x_sigmoid_root_window);
+  return patched_silu_derivative(math::x_sigmoid_derivative(z, one_plus_argument(z)), as_pair(z));
 }
 template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
@@ -110,6 +114,18 @@ struct silu {
   template <real_value V>
   V backward(V x, V dy) const noexcept {
     return detail::swish_backward(x, dy);
+  }
+  // Both from one exp (the gated units need both): the same bits as operator() and derivative.
+  template <real_value V>
+  value_and_slope<V> value_and_derivative(V x) const noexcept {
+    auto both = math::x_sigmoid_and_derivative(x, detail::one_plus_argument(x));
+    return {both.value, detail::patched_silu_derivative(both.derivative, detail::as_pair(x))};
+  }
+  // backward(x, dy) from derivative(x) already evaluated.
+  template <real_value V>
+  V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+    return math::x_sigmoid_derivative_times(derivative, detail::as_pair(x),
+                                            detail::one_plus_argument(x), dy);
   }
 };
 

@@ -216,87 +216,9 @@ inline double_float<V> minus_abs(double_float<V> const& z) noexcept {
   return {math::neg(math::abs(z.hi)), math::select(z.hi >= V(0), math::neg(lo), lo)};
 }
 
-// x sigma(z) for z = z.hi + z.lo, on one path for both signs of z: with e = e^-|z| = (1 + m) 2^n,
-//   x sigma(z) = k / (1 + e) 2^s,  k = x, s = 0 (z >= 0);  k = (x/2)(1 + m), s = n + 1 (z < 0),
-// one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
-// finite x (1 + m is up to 1.42); it is exact except for a subnormal x with z < 0, whose result
-// is subnormal too (one more rounding there, at most an ulp of 2^-149).
-namespace detail {
-template <bool with_lo, real_value V>
-inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
-  using K = detail::exp_constants<scalar_t<V>>;
-  auto e = [&] {
-    if constexpr (with_lo) {
-      auto a = math::minus_abs(z);
-      return math::exp_scaled_nonpositive(a.hi, a.lo);
-    } else {
-      return math::exp_scaled_nonpositive(math::neg(math::abs(z.hi)));
-    }
-  }();
-  auto right = z.hi >= V(0);
-  V const half_x = x * math::c<V>(0.5);
-  V const left_k = math::fma(half_x, e.m, half_x);
-  V const k = math::select(right, x, left_k);
-  // left_k's rounding (half_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into the
-  // quotient's residual: 0.5 ulp less on the left.
-  V const k_lo = math::select(right, V(0), math::fma(half_x, e.m, half_x - left_k));
-  V const s = math::select(right, V(0), e.n + math::c<V>(1));
-  V const q = math::divide_by_one_plus(k, e.value(), k_lo);
-  // An infinite k (x = +-inf where z >= 0): the quotient's residual is NaN, k itself the limit;
-  // a zero k: the residual's +0 would lose the sign of x = -0.
-  V const y = math::select(math::zero_or_infinite(k), k, math::scale(q, s));
-  // Where e^z underflowed entirely (z < min_arg), x sigma(z) -> 0 with x's sign, also for x = -inf.
-  return math::select(z.hi < V(K::min_arg), math::sign_bit(x), y);
-}
-}  // namespace detail
-
-template <real_value V>
-inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
-  return detail::x_sigmoid<true>(x, z);
-}
-
-// x sigma(z) for an exact z (silu: z = x).
-template <real_value V>
-inline V x_sigmoid(V const& x, V const& z) noexcept {
-  return detail::x_sigmoid<false>(x, double_float<V>{z, V(0)});
-}
-
-// d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With e = e^-|z|, d = 1 + e and the
-// bracket b = 1 + x z'(x) (as hi + lo, which the caller forms as accurately as it can):
-//   z >= 0:  (1 + e b) / d^2
-//   z <  0:  e (b + e) / d^2
-// so that near the zero of b + e it cancels with one rounding instead of amplifying the
-// rounding of sigma(-z). Both sides are one numerator n = e A + C (A = b, C = 1 on the right;
-// A = 1, C = b on the left): one fma, whose rounding a second one recovers (C - n is exact on
-// the right, where 1 <= n <= 2.6, and on the left wherever n is within a factor 2 of C or of e,
-// which covers the cancellation), one quotient by d^2 as hi + lo, and on the left the product
-// with e = (1 + m) 2^n before the scale, so that a subnormal result is rounded once.
-//
-// e comes from one of two exps (x_sigmoid_exp). The lean one keeps nothing of m's rounding or
-// of the reduction's: up to ~0.6 ulp of m, relative to e, which the left side's e (b + e)
-// amplifies up to 1.6x away from the zero of b + e and without bound near it, where the callers
-// take the fitted ratio instead (x_sigmoid_root_window, +-0.05 around the zero). The split one
-// keeps both roundings (e to ~2^-30), 9 operations a batch more: then the ratio is needed only
-// within +-0.005 (x_sigmoid_split_root_window). Measured (exhaustive float runs, catalog/): silu'
-// and gelu_quick' 1.5 ulp lean; gelu_tanh' 1.8 lean but 1.05 split, so it takes the split one.
-// b must be finite with |b.hi| <= bracket_bound (bounded_bracket): every caller's |b| is at most
-// 3|z| + 1, so the bound (2^13) leaves b as it is wherever e^-|z| is not 0 (|z| <= 200 in
-// float, 1460 in double: the product range), and e^min_arg b stays below half the smallest
-// subnormal, so the left needs no select where e^z vanished from the value range.
+// Which exp the x sigma(z) family takes e^-|z| from: the lean one (exp_scaled), or the one
+// that keeps its roundings (exp_split; see x_sigmoid_derivative).
 enum class x_sigmoid_exp { lean, split };
-inline constexpr root_window x_sigmoid_root_window{-0.05, 0.05};
-inline constexpr root_window x_sigmoid_split_root_window{-0.005, 0.005};
-
-template <real_value V>
-inline constexpr scalar_t<V> bracket_bound = scalar_t<V>(8192);
-
-// b clamped to +-bracket_bound, its low part 0 there (where it may be the NaN of inf - inf).
-template <real_value V>
-inline double_float<V> bounded_bracket(double_float<V> const& b) noexcept {
-  V const bound(bracket_bound<V>);
-  V const hi = math::clamp_below(math::clamp_above(b.hi, bound), math::neg(bound));
-  return {hi, math::select(math::abs(b.hi) <= bound, b.lo, V(0))};
-}
 
 namespace detail {
 // e^-|z| from the exp X of range R.
@@ -326,13 +248,91 @@ inline exp_scaled<V> with_value_exponent(exp_scaled<V> const& e) noexcept {
   return {e.m, math::value_exponent(e.n)};
 }
 
+}  // namespace detail
+
+// x sigma(z) for z = z.hi + z.lo, on one path for both signs of z: with e = e^-|z| = (1 + m) 2^n,
+//   x sigma(z) = k / (1 + e) 2^s,  k = x, s = 0 (z >= 0);  k = (x/2)(1 + m), s = n + 1 (z < 0),
+// one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
+// finite x (1 + m is up to 1.42); it is exact except for a subnormal x with z < 0, whose result
+// is subnormal too (one more rounding there, at most an ulp of 2^-149).
+namespace detail {
+template <real_value V>
+inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> const& e) noexcept {
+  using K = detail::exp_constants<scalar_t<V>>;
+  auto right = z.hi >= V(0);
+  V const half_x = x * math::c<V>(0.5);
+  V const left_k = math::fma(half_x, e.m, half_x);
+  V const k = math::select(right, x, left_k);
+  // left_k's rounding (half_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into the
+  // quotient's residual: 0.5 ulp less on the left.
+  V const k_lo = math::select(right, V(0), math::fma(half_x, e.m, half_x - left_k));
+  V const s = math::select(right, V(0), e.n + math::c<V>(1));
+  V const q = math::divide_by_one_plus(k, e.value(), k_lo);
+  // An infinite k (x = +-inf where z >= 0): the quotient's residual is NaN, k itself the limit;
+  // a zero k: the residual's +0 would lose the sign of x = -0.
+  V const y = math::select(math::zero_or_infinite(k), k, math::scale(q, s));
+  // Where e^z underflowed entirely (z < min_arg), x sigma(z) -> 0 with x's sign, also for x = -inf.
+  return math::select(z.hi < V(K::min_arg), math::sign_bit(x), y);
+}
+}  // namespace detail
+
+template <real_value V>
+inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
+  auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, true>(z);
+  return detail::x_sigmoid_given(x, z, e);
+}
+
+// x sigma(z) for an exact z (silu: z = x).
+template <real_value V>
+inline V x_sigmoid(V const& x, V const& z) noexcept {
+  double_float<V> const exact{z, V(0)};
+  auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, false>(exact);
+  return detail::x_sigmoid_given(x, exact, e);
+}
+
+// d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With e = e^-|z|, d = 1 + e and the
+// bracket b = 1 + x z'(x) (as hi + lo, which the caller forms as accurately as it can):
+//   z >= 0:  (1 + e b) / d^2
+//   z <  0:  e (b + e) / d^2
+// so that near the zero of b + e it cancels with one rounding instead of amplifying the
+// rounding of sigma(-z). Both sides are one numerator n = e A + C (A = b, C = 1 on the right;
+// A = 1, C = b on the left): one fma, whose rounding a second one recovers (C - n is exact on
+// the right, where 1 <= n <= 2.6, and on the left wherever n is within a factor 2 of C or of e,
+// which covers the cancellation), one quotient by d^2 as hi + lo, and on the left the product
+// with e = (1 + m) 2^n before the scale, so that a subnormal result is rounded once.
+//
+// e comes from one of two exps (x_sigmoid_exp). The lean one keeps nothing of m's rounding or
+// of the reduction's: up to ~0.6 ulp of m, relative to e, which the left side's e (b + e)
+// amplifies up to 1.6x away from the zero of b + e and without bound near it, where the callers
+// take the fitted ratio instead (x_sigmoid_root_window, +-0.05 around the zero). The split one
+// keeps both roundings (e to ~2^-30), 9 operations a batch more: then the ratio is needed only
+// within +-0.005 (x_sigmoid_split_root_window). Measured (exhaustive float runs, catalog/): silu'
+// and gelu_quick' 1.5 ulp lean; gelu_tanh' 1.8 lean but 1.05 split, so it takes the split one.
+// b must be finite with |b.hi| <= bracket_bound (bounded_bracket): every caller's |b| is at most
+// 3|z| + 1, so the bound (2^13) leaves b as it is wherever e^-|z| is not 0 (|z| <= 200 in
+// float, 1460 in double: the product range), and e^min_arg b stays below half the smallest
+// subnormal, so the left needs no select where e^z vanished from the value range.
+inline constexpr root_window x_sigmoid_root_window{-0.05, 0.05};
+inline constexpr root_window x_sigmoid_split_root_window{-0.005, 0.005};
+
+template <real_value V>
+inline constexpr scalar_t<V> bracket_bound = scalar_t<V>(8192);
+
+// b clamped to +-bracket_bound, its low part 0 there (where it may be the NaN of inf - inf).
+template <real_value V>
+inline double_float<V> bounded_bracket(double_float<V> const& b) noexcept {
+  V const bound(bracket_bound<V>);
+  V const hi = math::clamp_below(math::clamp_above(b.hi, bound), math::neg(bound));
+  return {hi, math::select(math::abs(b.hi) <= bound, b.lo, V(0))};
+}
+
+namespace detail {
 // R = value: the derivative; R = product: dy times it on the left (z < 0), for
 // with_product_tail.
-template <x_sigmoid_exp X, exp_range R, bool with_lo, real_value V>
-inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& bracket,
-                              V const& dy) noexcept {
+template <exp_range R, real_value V, class E>
+inline V x_sigmoid_derivative_given(double_float<V> const& z, double_float<V> const& bracket,
+                                    E const& e, V const& dy) noexcept {
   V const one(scalar_t<V>(1));
-  auto e = detail::exp_minus_abs<X, R, with_lo>(z);
   auto ev = math::exp_hi_lo(R == exp_range::value ? e : detail::with_value_exponent(e));
   auto right = z.hi >= V(0);
   V const a = math::select(right, bracket.hi, one);
@@ -350,6 +350,13 @@ inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& b
     return math::select(right, q.hi + q.lo, math::times(e, q));
   }
 }
+
+template <x_sigmoid_exp X, exp_range R, bool with_lo, real_value V>
+inline V x_sigmoid_derivative(double_float<V> const& z, double_float<V> const& bracket,
+                              V const& dy) noexcept {
+  return detail::x_sigmoid_derivative_given<R>(z, bracket, detail::exp_minus_abs<X, R, with_lo>(z),
+                                               dy);
+}
 }  // namespace detail
 
 template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V>
@@ -362,6 +369,17 @@ template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V>
 inline V x_sigmoid_derivative(V const& z, double_float<V> const& bracket) noexcept {
   return detail::x_sigmoid_derivative<X, exp_range::value, false>(double_float<V>{z, V(0)}, bracket,
                                                                   V(0));
+}
+
+// x sigma(x) and its derivative for an exact z = x from one exp, the same bits as x_sigmoid and
+// x_sigmoid_derivative (the gated units need both at the same x).
+template <real_value V>
+inline value_and_slope<V> x_sigmoid_and_derivative(V const& x,
+                                                   double_float<V> const& bracket) noexcept {
+  double_float<V> const exact{x, V(0)};
+  auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, false>(exact);
+  return {detail::x_sigmoid_given(x, exact, e),
+          detail::x_sigmoid_derivative_given<exp_range::value>(exact, bracket, e, V(0))};
 }
 
 // dy times a derivative `common` that is x_sigmoid_derivative(z, bracket) (patched near its
