@@ -85,17 +85,19 @@ inline V swish_backward(V x, math::double_double beta, V dy) noexcept {
 struct swish {
   double beta = 1.0;
 
+  // beta = 1 (the default) takes silu's path, whose z = x needs no low part: the same values,
+  // a quarter fewer operations (one branch on the parameter, the same for every element).
   template <real_value V>
   V operator()(V x) const noexcept {
-    return detail::swish_forward(x, {beta, 0.0});
+    return beta == 1.0 ? math::x_sigmoid(x, x) : detail::swish_forward(x, {beta, 0.0});
   }
   template <real_value V>
   V derivative(V x) const noexcept {
-    return detail::swish_derivative(x, {beta, 0.0});
+    return beta == 1.0 ? detail::swish_derivative<V>(x) : detail::swish_derivative(x, {beta, 0.0});
   }
   template <real_value V>
   V backward(V x, V dy) const noexcept {
-    return detail::swish_backward(x, {beta, 0.0}, dy);
+    return beta == 1.0 ? detail::swish_backward(x, dy) : detail::swish_backward(x, {beta, 0.0}, dy);
   }
 };
 
