@@ -2,6 +2,8 @@
 # Installs the Debian packages nonlin needs, and only those that are missing.
 #   scripts/setup-deps.sh --tests   build and run the tests (the default)
 #   scripts/setup-deps.sh --bench   the above plus the benchmark peers and plotting
+#   scripts/setup-deps.sh --aarch64 the cross toolchain, qemu-user and the arm64 libraries of the
+#                                   test stage aarch64 (not in the default stages: see test.sh)
 set -euo pipefail
 
 # clang-tidy, clang-format: stage lint; libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
@@ -10,8 +12,8 @@ test_packages=(cmake g++ clang clang-tidy clang-format libclang-rt-14-dev libxsi
                libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev python3)
 # Stage aarch64: Debian's cross toolchain and qemu-user, and the arm64 builds of the libraries
 # the tests link (multiarch: they install beside the amd64 ones, under /usr/lib/aarch64-linux-gnu).
-test_packages+=(g++-aarch64-linux-gnu qemu-user libxsimd-dev:arm64 libgtest-dev:arm64
-                libmpfr-dev:arm64 libgmp-dev:arm64)
+aarch64_packages=(g++-aarch64-linux-gnu qemu-user libxsimd-dev:arm64 libgtest-dev:arm64
+                  libmpfr-dev:arm64 libgmp-dev:arm64)
 # ocl-icd-opencl-dev: Debian's dnnl CMake config requires OpenCL, but libdnnl-dev only
 # recommends it, and we install without recommends.
 bench_packages=("${test_packages[@]}" libeigen3-dev libsleef-dev libdnnl-dev ocl-icd-opencl-dev
@@ -23,8 +25,9 @@ for arg in "$@"; do
   case "$arg" in
     --tests) wanted+=("${test_packages[@]}") ;;
     --bench) wanted+=("${bench_packages[@]}") ;;
-    -h | --help) sed -n '2,4s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "setup-deps.sh: unknown argument '$arg' (use --tests or --bench)" >&2; exit 2 ;;
+    --aarch64) wanted+=("${aarch64_packages[@]}") ;;
+    -h | --help) sed -n '2,6s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "setup-deps.sh: unknown argument '$arg' (use --tests, --bench or --aarch64)" >&2; exit 2 ;;
   esac
 done
 
