@@ -2,12 +2,18 @@
 # Installs the Debian packages nonlin needs, and only those that are missing.
 #   scripts/setup-deps.sh --tests   build and run the tests (the default)
 #   scripts/setup-deps.sh --bench   the above plus the benchmark peers and plotting
+#   scripts/setup-deps.sh --aarch64 the cross toolchain, qemu-user and the arm64 libraries of the
+#                                   test stage aarch64 (not in the default stages: see test.sh)
 set -euo pipefail
 
 # clang-tidy, clang-format: stage lint; libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
 # of clang 14 (Debian 12), stages sanitize and fuzz.
 test_packages=(cmake g++ clang clang-tidy clang-format libclang-rt-14-dev libxsimd-dev googletest
                libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev python3)
+# Stage aarch64: Debian's cross toolchain and qemu-user, and the arm64 builds of the libraries
+# the tests link (multiarch: they install beside the amd64 ones, under /usr/lib/aarch64-linux-gnu).
+aarch64_packages=(g++-aarch64-linux-gnu qemu-user libxsimd-dev:arm64 libgtest-dev:arm64
+                  libmpfr-dev:arm64 libgmp-dev:arm64)
 # ocl-icd-opencl-dev: Debian's dnnl CMake config requires OpenCL, but libdnnl-dev only
 # recommends it, and we install without recommends.
 bench_packages=("${test_packages[@]}" libeigen3-dev libsleef-dev libdnnl-dev ocl-icd-opencl-dev
@@ -19,15 +25,21 @@ for arg in "$@"; do
   case "$arg" in
     --tests) wanted+=("${test_packages[@]}") ;;
     --bench) wanted+=("${bench_packages[@]}") ;;
-    -h | --help) sed -n '2,4s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "setup-deps.sh: unknown argument '$arg' (use --tests or --bench)" >&2; exit 2 ;;
+    --aarch64) wanted+=("${aarch64_packages[@]}") ;;
+    -h | --help) sed -n '2,6s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "setup-deps.sh: unknown argument '$arg' (use --tests, --bench or --aarch64)" >&2; exit 2 ;;
   esac
 done
 
+# A name without :arch means the native architecture (or an Architecture: all package). One
+# line per installed architecture: with arm64 added, libgtest-dev is there twice.
+native=$(dpkg --print-architecture)
 missing=()
 for package in $(printf '%s\n' "${wanted[@]}" | sort -u); do
-  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
-  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+  arch=$native
+  [[ $package != *:* ]] || arch=${package##*:}
+  status=$(dpkg-query -W -f='${Status} ${Architecture}\n' "${package%%:*}" 2>/dev/null || true)
+  grep -qxE "install ok installed (${arch}|all)" <<<"$status" || missing+=("$package")
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
@@ -36,6 +48,16 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 fi
 
 sudo=()
+# Packages of a foreign architecture (name:arm64) need dpkg to know it before apt-get update.
+foreign=()
+for package in "${missing[@]}"; do
+  [[ $package == *:* ]] || continue
+  arch=${package##*:}
+  if [[ $arch != "$native" ]] &&
+     ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    foreign+=("$arch")
+  fi
+done
 if [[ $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null; then
     sudo=(sudo)
@@ -46,6 +68,9 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 echo "setup-deps.sh: installing ${missing[*]}"
+for arch in $(printf '%s\n' "${foreign[@]}" | sort -u); do
+  "${sudo[@]}" dpkg --add-architecture "$arch"
+done
 "${sudo[@]}" apt-get update
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y --no-install-recommends "${missing[@]}"

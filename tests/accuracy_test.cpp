@@ -8,6 +8,10 @@
 //           and the derivatives' zero crossings; 200000 random bit patterns of finite floats.
 //   double: 50000 points over [-40, 40] with full mantissas; 64 consecutive doubles on each
 //           side of the same places; 50000 random bit patterns of finite doubles.
+// NONLIN_ACCURACY_STRIDE=k in the environment (CMake's NONLIN_ACCURACY_STRIDE sets it for ctest)
+// keeps every k-th point of the grids and of the random patterns, the same points as a full run
+// would take there, for builds where each evaluation is slow (the aarch64 stage under qemu);
+// the neighbours of the special places, where the known worst cases are, stay dense.
 // Requirement: forward and derivative within 2 ulp (a catalog row may state its own bound, with
 // why, at most 4). derivative_from_output(f(x)) is measured
 // against f'(x) too, but it inherits the rounding of y = f(x) (up to 100% in the tails), so
@@ -21,10 +25,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +118,24 @@ std::vector<double> const& special_places() {
   return places;
 }
 
+// NONLIN_ACCURACY_STRIDE, a positive integer; 1 (every point) where it is unset or empty.
+int input_stride() {
+  static int const stride = [] {
+    char const* text = std::getenv("NONLIN_ACCURACY_STRIDE");
+    if (text == nullptr || *text == '\0') {
+      return 1;
+    }
+    char* end = nullptr;
+    long const k = std::strtol(text, &end, 10);
+    if (*end != '\0' || k < 1 || k > 1000) {
+      throw std::invalid_argument(std::string("NONLIN_ACCURACY_STRIDE=") + text +
+                                  ": want an integer in [1, 1000]");
+    }
+    return static_cast<int>(k);
+  }();
+  return stride;
+}
+
 template <class T>
 void add_neighbours(std::vector<T>& out, double place, int count) {
   T const c = static_cast<T>(place);
@@ -129,7 +153,8 @@ void add_neighbours(std::vector<T>& out, double place, int count) {
 std::vector<float> const& float_inputs() {
   static std::vector<float> const inputs = [] {
     std::vector<float> v;
-    for (int k = -20 * 512; k <= 20 * 512; ++k) {
+    int const stride = input_stride();
+    for (int k = -20 * 512; k <= 20 * 512; k += stride) {
       v.push_back(static_cast<float>(k) / 512.0f);
     }
     for (double place : special_places()) {
@@ -137,8 +162,12 @@ std::vector<float> const& float_inputs() {
     }
     accuracy::bit_source bits(0x5eed'f32);
     for (int i = 0; i < 200000; ++i) {
-      v.push_back(bits.finite<float>());
+      float const x = bits.finite<float>();
+      if (i % stride == 0) {
+        v.push_back(x);
+      }
     }
+    std::printf("float inputs: %zu (grid and random points at stride %d)\n", v.size(), stride);
     return v;
   }();
   return inputs;
@@ -147,8 +176,9 @@ std::vector<float> const& float_inputs() {
 std::vector<double> const& double_inputs() {
   static std::vector<double> const inputs = [] {
     std::vector<double> v;
+    int const stride = input_stride();
     constexpr int n = 50000;
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < n; k += stride) {
       v.push_back(-40.0 + (k + 0.3819660112501051) * (80.0 / n));
     }
     for (double place : special_places()) {
@@ -156,8 +186,12 @@ std::vector<double> const& double_inputs() {
     }
     accuracy::bit_source bits(0x5eed'f64);
     for (int i = 0; i < 50000; ++i) {
-      v.push_back(bits.finite<double>());
+      double const x = bits.finite<double>();
+      if (i % stride == 0) {
+        v.push_back(x);
+      }
     }
+    std::printf("double inputs: %zu (grid and random points at stride %d)\n", v.size(), stride);
     return v;
   }();
   return inputs;

@@ -34,7 +34,7 @@ inline V over_width(V const& x, double width) noexcept {
   // Bit tests, not frexp: a library call is not hoisted out of the kernels' loops.
   bool const power_of_two =
       (std::bit_cast<U>(w) & mantissa) == 0 && std::isnormal(w) && std::isnormal(inverse);
-  return power_of_two ? x * V(inverse) : x / V(w);
+  return power_of_two ? x * V(inverse) : math::divide(x, V(w));
 }
 
 // scale * (x > 0 ? x : alpha expm1(x / width)) and its derivative; elu, selu and celu are this

@@ -31,7 +31,7 @@ struct mish {
     V const two_e = e + e;
     // x tanh(sp) = x - x q, q = 2e^2 / P <= 2/5: the roundings of the small q hardly count
     // (x (1 + 2e) / P rounds four times at full weight); q = 0 leaves x, also x = +inf.
-    V const q = (two_e * e) / math::fma(two_e, one + e, one);
+    V const q = math::divide(two_e * e, math::fma(two_e, one + e, one));
     // q = 0 also leaves x = +-0 as it is: mish keeps the sign of zero, as silu and the GELUs.
     V const right =
         math::select(math::either(q == V(0), x == V(0)), x, math::fma(math::neg(x), q, x));
@@ -48,8 +48,8 @@ struct mish {
     V const four_x = x * math::c<V>(4);
     V const two_e = e + e;
     V const d_right = math::fma(two_e, one + e, one);
-    V const right =
-        math::fma(four_x * e * e, (one + e) / (d_right * d_right), (one + two_e) / d_right);
+    V const right = math::fma(four_x * e * e, math::divide(one + e, d_right * d_right),
+                              math::divide(one + two_e, d_right));
     V const left = math::times(split, left_over_e(x, e));
     // Limits where e^-|x| underflowed: mish' -> 1 on the right, 0 on the left.
     V const generic = math::select(x >= V(0), math::select(e == V(0), one, right),

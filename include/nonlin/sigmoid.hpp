@@ -84,7 +84,7 @@ struct softplus {
   template <real_value V>
   V operator()(V x) const noexcept {
     V const z = x * math::c<V>(beta);
-    return math::select(z > linear_from<V>(), x, math::softplus(z) / math::c<V>(beta));
+    return math::select(z > linear_from<V>(), x, math::divide(math::softplus(z), math::c<V>(beta)));
   }
   template <real_value V>
   V derivative(V x) const noexcept {

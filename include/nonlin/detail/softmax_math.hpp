@@ -163,7 +163,7 @@ NONLIN_INTRINSIC_DIAGNOSTICS_POP
 template <class V>
 V probability(V z, V m, V sum, V sum_lo, V inv_t, V t) {
   constexpr auto inf = std::numeric_limits<scalar_t<V>>::infinity();
-  V const p = shifted_exp(z, m, inv_t, t).times(math::c<V>(1) / (sum + sum_lo));
+  V const p = shifted_exp(z, m, inv_t, t).times(math::divide(math::c<V>(1), sum + sum_lo));
   // A fully masked row (m = -inf, and no NaN seen: sum == sum) and masked entries give 0; a row
   // with a NaN or +inf (sum is NaN) is NaN throughout, masked entries included.
   auto masked_row = math::both(m == V(-inf), sum == sum);

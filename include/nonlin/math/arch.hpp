@@ -4,21 +4,29 @@
 // with a compile-time flag saying whether the target has it for V (has_*<V>); the math layer
 // calls a primitive only under `if constexpr` of its flag and otherwise writes the portable
 // form, which gives the same bits (the primitives are exact or, for reciprocal_estimate, only
-// seed a correction). Calling one whose flag is false does not compile. A new ISA (NEON, say)
-// adds its branches here and nowhere else.
+// seed a correction). Calling one whose flag is false does not compile. An ISA adds its
+// branches here and nowhere else: x86 (SSE2 to AVX-512) and aarch64 (NEON, 128-bit batches).
 //
-//   fma            a * b + c rounded once, scalars and batches       (FMA or AVX-512)
+//   fma            a * b + c rounded once, scalars and batches       (FMA, AVX-512 or aarch64)
+//   divide         a / b rounded once, float batches                 (aarch64: see there)
 //   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
 //   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
 //   subnormal_class          x is subnormal, one vfpclass (on the bits: DAZ does not hide them)
 //   reciprocal_estimate      1/x to 2^-14, vrcp14                    (AVX-512F + VL)
 //   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
-//   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F)
+//   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F, NEON)
 //   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
 //   widen_float16, narrow_float16   16-bit IEEE halves <-> floats     (F16C, AVX-512F 512-bit)
 //   narrow_bfloat16_flushing   floats -> bfloat16, subnormals to 0   (AVX-512 BF16)
-//   zero_extend16, truncate16  uint16 <-> int32 lanes                (SSE4.1, AVX2, AVX-512F)
+//   zero_extend16, truncate16  uint16 <-> int32 lanes          (SSE4.1, AVX2, AVX-512F, NEON)
+//
+// aarch64 has no instruction that does what min_max, the classes, reciprocal_estimate, scalef,
+// the masked loads and stores or permute do here (NEON's fmax/fmin return NaN for a NaN bound and
+// order -0 below +0; frecpe is an 8-bit estimate; there are no lane masks): the math layer's
+// portable forms run there, as on x86 without those extensions. The 16-bit conversions stay on
+// the integer formulas too: fcvtl/fcvtn read FPCR (its rounding mode; FZ flushes subnormal
+// floats), the formulas do not.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,12 +37,16 @@
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #include <xsimd/xsimd.hpp>
 
 #include "../concepts.hpp"
 
-#if defined(__FMA__) || defined(__AVX512F__)
+// aarch64 always has fused multiply-add: fmadd for scalars (std::fma), fmla for NEON lanes.
+#if defined(__FMA__) || defined(__AVX512F__) || (defined(__aarch64__) && defined(__ARM_FEATURE_FMA))
 #define NONLIN_HAS_FMA 1
 #else
 #define NONLIN_HAS_FMA 0
@@ -116,12 +128,26 @@ inline constexpr bool sse2 = true;
 #else
 inline constexpr bool sse2 = false;
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+inline constexpr bool neon64 = true;
+#else
+inline constexpr bool neon64 = false;
+#endif
 
 // A batch of 16, 32 or 64 bytes that the target's registers hold.
 template <class V>
 constexpr bool x86_width() {
   if constexpr (is_batch_v<V>) {
     return (sizeof(V) == 16 && sse2) || (sizeof(V) == 32 && avx) || (sizeof(V) == 64 && avx512f);
+  } else {
+    return false;
+  }
+}
+// A batch of 16 bytes on aarch64: a NEON register.
+template <class V>
+constexpr bool neon_width() {
+  if constexpr (is_batch_v<V>) {
+    return sizeof(V) == 16 && neon64;
   } else {
     return false;
   }
@@ -136,11 +162,23 @@ template <class V>
 inline constexpr bool has_fma = NONLIN_HAS_FMA != 0;
 
 // a * b + c rounded once: std::fma for scalars (an instruction with FMA), the fmadd of the width
-// for batches (xsimd 8.1's own fma is unfused on AVX-512).
+// for batches (xsimd 8.1's own fma is unfused on AVX-512); on aarch64 fmla, for NEON batches.
 template <class V>
 inline V fma(V const& a, V const& b, V const& c) noexcept {
   static_assert(has_fma<V>, "arch::fma: the target has no FMA");
-#if NONLIN_HAS_FMA
+#if NONLIN_HAS_FMA && defined(__aarch64__)
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(a, b, c);
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (detail::is_float<V>) {
+      return V(vfmaq_f32(c, a, b));  // c + a * b
+    } else {
+      return V(vfmaq_f64(c, a, b));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "arch::fma: unsupported batch width");
+  }
+#elif NONLIN_HAS_FMA
   if constexpr (!is_batch_v<V>) {
     return std::fma(a, b, c);
   } else if constexpr (sizeof(V) == 64) {
@@ -168,6 +206,26 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
   }
 #else
   return a * b + c;  // not reached (the static_assert above)
+#endif
+}
+
+// ---- divide -----------------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_divide = detail::neon_width<V>() && detail::is_float<V>;
+
+// a / b rounded once, by fdiv (vdivq_f32). xsimd 8.1 divides float batches on aarch64 as on
+// 32-bit NEON, by frecpe and two Newton steps, up to an ulp off the quotient (5.96046590e-08f / 6
+// gives 9.93411042e-09, not 9.93410953e-09): its / is not the scalar /, so the math layer
+// divides through math::divide, which takes this where the flag is set. (Its double division
+// is fdiv already.)
+template <class V>
+inline V divide(V const& a, V const& b) noexcept {
+  static_assert(has_divide<V>, "arch::divide: not for this V");
+#if defined(__aarch64__) && defined(__ARM_NEON)
+  return V(vdivq_f32(a, b));
+#else
+  return a / b;  // not reached (has_divide)
 #endif
 }
 
@@ -414,7 +472,8 @@ NONLIN_INTRINSIC_DIAGNOSTICS_POP
 // ---- widen ------------------------------------------------------------------------------------
 
 template <class B>
-inline constexpr bool has_widen = detail::is_float<B>&& detail::x86_width<B>();
+inline constexpr bool has_widen = detail::is_float<B> &&
+                                  (detail::x86_width<B>() || detail::neon_width<B>());
 
 // The two halves of a float batch as double batches of the same arch (exact).
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
@@ -439,6 +498,12 @@ inline std::pair<D, D> widen(B const& x) noexcept {
   if constexpr (sizeof(B) == 16) {
     __m128 const v = x;
     return {D(_mm_cvtps_pd(v)), D(_mm_cvtps_pd(_mm_movehl_ps(v, v)))};
+  }
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+  if constexpr (sizeof(B) == 16) {
+    float32x4_t const v = x;
+    return {D(vcvt_f64_f32(vget_low_f32(v))), D(vcvt_high_f64_f32(v))};
   }
 #endif
   return {D(0.0), D(0.0)};  // not reached (has_widen)
@@ -566,13 +631,13 @@ template <class B>
 inline constexpr bool has_zero_extend16 = is_batch_v<B>&& detail::is_float<B> &&
                                           ((sizeof(B) == 64 && detail::avx512f) ||
                                            (sizeof(B) == 32 && detail::avx2) ||
-                                           (sizeof(B) == 16 && detail::sse41));
+                                           (sizeof(B) == 16 && (detail::sse41 || detail::neon64)));
 
-// B::size uint16 from p, zero-extended to the int32 lanes of B's arch (vpmovzxwd).
+// B::size uint16 from p, zero-extended to the int32 lanes of B's arch (vpmovzxwd, NEON's uxtl).
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <class B, class I = xsimd::batch<std::int32_t, typename B::arch_type>>
 inline I zero_extend16(std::uint16_t const* p) noexcept {
-  static_assert(has_zero_extend16<B>, "arch::zero_extend16: needs SSE4.1, AVX2 or AVX-512F");
+  static_assert(has_zero_extend16<B>, "arch::zero_extend16: needs SSE4.1, AVX2, AVX-512F or NEON");
 #if defined(__AVX512F__)
   if constexpr (sizeof(B) == 64) {
     return I(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<__m256i const*>(p))));
@@ -588,14 +653,19 @@ inline I zero_extend16(std::uint16_t const* p) noexcept {
     return I(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<__m128i const*>(p))));
   }
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+  if constexpr (sizeof(B) == 16) {
+    return I(vreinterpretq_s32_u32(vmovl_u16(vld1_u16(p))));
+  }
+#endif
   (void)p;
   return I(0);  // not reached (has_zero_extend16)
 }
 
-// The low 16 bits of each int32 lane (each lane 0 to 0xffff) to p.
+// The low 16 bits of each int32 lane (each lane 0 to 0xffff) to p (NEON: xtn).
 template <class B, class I>
 inline void truncate16(I const& v, std::uint16_t* p) noexcept {
-  static_assert(has_zero_extend16<B>, "arch::truncate16: needs SSE4.1, AVX2 or AVX-512F");
+  static_assert(has_zero_extend16<B>, "arch::truncate16: needs SSE4.1, AVX2, AVX-512F or NEON");
 #if defined(__AVX512F__)
   if constexpr (sizeof(B) == 64) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(v));
@@ -612,6 +682,12 @@ inline void truncate16(I const& v, std::uint16_t* p) noexcept {
 #if defined(__SSE4_1__)
   if constexpr (sizeof(B) == 16) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi32(v, v));
+  }
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+  if constexpr (sizeof(B) == 16) {
+    int32x4_t const lanes = v;
+    vst1_u16(p, vmovn_u32(vreinterpretq_u32_s32(lanes)));
   }
 #endif
   (void)v;

@@ -26,7 +26,7 @@ inline V divide_by_integer(V const& t, scalar_t<V> d) noexcept {
     V const r = math::fma(math::neg(q0), V(d), t);
     return math::fma(r, c, q0);
   } else {
-    return t / V(d);
+    return math::divide(t, V(d));
   }
 }
 

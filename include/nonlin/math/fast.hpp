@@ -27,7 +27,7 @@ inline V reciprocal(V const& d) noexcept {
     }
     return r;
   } else {
-    return math::c<V>(1) / d;
+    return math::divide(math::c<V>(1), d);
   }
 }
 

@@ -79,7 +79,7 @@ inline V log1p_above_minus_one(V const& x) noexcept {
   V const one(T(1));
   V const u = x + one;
   // Put the rounding error of u back (exact while u - 1 is, i.e. for all x > -1).
-  V const correction = (x - (u - one)) / u;
+  V const correction = math::divide(x - (u - one), u);
   // u = 2^k m, m in [sqrt(1/2), sqrt(2)): shift the exponent field so that the break is at
   // sqrt(1/2) instead of 1, read it off, and rebuild m from the low bits.
   // (Wrapping: a scalar +NaN's bits plus the shift overflow the signed type, which batches wrap
@@ -95,7 +95,7 @@ inline V log1p_above_minus_one(V const& x) noexcept {
   V const m = math::from_bits<V>((shifted & I(K::mantissa_mask)) + I(K::sqrt_half_bits));
   V const k = math::biased_exponent<V>(shifted) - V(T(detail::exp_constants<T>::bias));
   V const f = m - one;
-  V const s = f / (f + math::c<V>(2));
+  V const s = math::divide(f, f + math::c<V>(2));
   V const s2 = s * s;
   V const inner = math::fma(math::neg(s2), math::horner(s2, K::r), f);       // f - s^2 R
   V const tail = math::fma(k, V(ln2_split<scalar_t<V>>::tail), correction);  // k ln2_lo + c

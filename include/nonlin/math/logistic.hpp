@@ -62,7 +62,7 @@ inline V quotient_seed(V const& d) noexcept {
   if constexpr (std::is_same_v<scalar_t<V>, float>) {
     return math::approx_reciprocal(d);
   } else {
-    return math::c<V>(1) / d;
+    return math::divide(math::c<V>(1), d);
   }
 }
 

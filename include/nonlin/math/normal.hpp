@@ -118,7 +118,7 @@ NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
   constexpr std::size_t octaves = Tables::mills_tail.size();
   constexpr T last_a = T(std::size_t{1} << (octaves));
   V const at = math::clamp_above(a, V(last_a));
-  V const y = math::c<V>(1) / at;
+  V const y = math::divide(math::c<V>(1), at);
   V const exponent = math::biased_exponent<V>(math::as_bits(y));
   // y in [2^-(j+1), 2^-j) has biased exponent bias - 1 - j.
   V const j = math::clamp_above(

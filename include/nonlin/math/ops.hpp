@@ -129,6 +129,18 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
   }
 }
 
+// a / b rounded once, for scalars and every batch. Not / on a batch: xsimd 8.1 divides float
+// batches on aarch64 by an estimate and Newton steps, up to an ulp off (arch::divide), so
+// nonlin's math divides through here.
+template <real_value V>
+inline V divide(V const& a, V const& b) noexcept {
+  if constexpr (arch::has_divide<V>) {
+    return arch::divide(a, b);
+  } else {
+    return a / b;
+  }
+}
+
 template <real_value V>
 inline int_t<V> as_bits(V const& x) noexcept {
   if constexpr (is_batch_v<V>) {
@@ -236,7 +248,7 @@ inline V approx_reciprocal(V const& x) noexcept {
   if constexpr (arch::has_reciprocal_estimate<V>) {
     return arch::reciprocal_estimate(x);
   } else {
-    return math::c<V>(1) / x;
+    return math::divide(math::c<V>(1), x);
   }
 }
 
