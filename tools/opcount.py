@@ -383,12 +383,14 @@ def top_level(text):
 
 def short_name(name):
     """'row_sum<true>' for 'float nonlin::detail::row_sum<xsimd::avx512bw, true, float>(...)'."""
-    name = name.split(" [clone")[0]
+    name = re.sub(r"\[abi:[^\]]*\]", "", name.split(" [clone")[0])
     name = name[:next((k for k, ch in top_level(name) if ch == "("), len(name))]
     name = name[max((k + 1 for k, ch in top_level(name) if ch == " "), default=0):]
     cuts = [k for k, ch in top_level(name) if name.startswith("::", k)]
     parts = [name[a:b].lstrip(":") for a, b in zip([0] + cuts, cuts + [len(name)])]
-    name = "::".join(p for p in parts if p not in ("nonlin", "detail", "math"))
+    # The target's inline namespace (nonlin/isa.hpp) says nothing here: one target per object.
+    name = "::".join(p for p in parts
+                     if p not in ("nonlin", "detail", "math") and not p.startswith("isa_"))
     stem, _, args = name.partition("<")
     flags = re.findall(r"(?:^|,)\s*(true|false|\d+)\s*(?=,|>$)", args)
     return stem + (f"<{','.join(flags)}>" if flags else "")

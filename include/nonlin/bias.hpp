@@ -33,6 +33,7 @@
 #include "detail/checks.hpp"
 #include "detail/partial.hpp"
 #include "glu.hpp"
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "math/ops.hpp"
 #include "math/sum.hpp"
@@ -41,6 +42,7 @@
 namespace nonlin {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 inline void require_bias_arguments(char const* where, prelu_shape shape, std::size_t x_size,
                                    std::size_t bias_size) {
   std::size_t const size = prelu_size(where, shape.n, shape.channels, shape.inner);
@@ -118,7 +120,10 @@ inline void require_gated_bias(char const* where, char const* name, std::size_t 
                                 " entries; " + name + " must have one per column of x");
   }
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // y = f(x + bias[c]).
 template <class Arch = xsimd::default_arch, class F, detail::span_element T>
@@ -278,4 +283,5 @@ void gated_backward_fused_with_bias(F const& f, std::span<T const> x, std::span<
   sums.write(dbias);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin

@@ -8,12 +8,15 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "isa.hpp"
+
 namespace nonlin {
 
 template <class T>
 concept real_scalar = std::same_as<T, float> || std::same_as<T, double>;
 
 namespace detail {
+inline namespace NONLIN_ISA {
 template <class V>
 struct value_traits {};
 
@@ -28,6 +31,7 @@ struct value_traits<xsimd::batch<T, A>> {
   using scalar = T;
   static constexpr bool is_batch = true;
 };
+}  // namespace NONLIN_ISA
 }  // namespace detail
 
 // float, double, or an xsimd::batch of either: one function text serves all four.

@@ -30,6 +30,7 @@
 #include "detail/softmax_checks.hpp"
 #include "detail/softmax_drivers.hpp"
 #include "detail/softmax_math.hpp"
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "math/ops.hpp"
 #include "math/sum.hpp"
@@ -50,6 +51,7 @@ struct cross_entropy_options {
 };
 
 namespace detail {
+inline namespace NONLIN_ISA {
 // What both kinds of targets check first: T, the rows layout of the logits, and dz their size
 // and on them or apart. Returns the layout.
 template <real_scalar T>
@@ -327,7 +329,10 @@ C cross_entropy_over_axis(softmax const& f, std::span<T const> logits,
   }
   return o.reduce == reduction::mean ? total * scale : total;
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // softmax + cross-entropy from logits with hard targets: targets[row] is the class index, or
 // o.ignore_index (the row then has loss 0, gradient 0, and counts neither in the mean nor in the
@@ -434,4 +439,5 @@ float softmax_cross_entropy(softmax const& f, std::span<T const> logits, std::sp
                                                shape, o);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/constants.hpp"
 #include "math/double_float.hpp"
 #include "math/exp.hpp"
@@ -19,6 +20,7 @@
 namespace nonlin {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 // x / width for the negative part: one multiplication by 1 / width where width is a power of
 // two in the normal range (1 / width is then exact and x (1 / width) rounds as x / width does,
 // subnormal and overflowing results included), a division otherwise. elu and selu (width 1) fold
@@ -70,6 +72,7 @@ inline V exponential_linear_backward(V x, V dy, V scale, math::double_float<V> l
   };
   return math::with_product_tail(common, negative_part, tail, negative_part, left_scale, dy);
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
 
 // elu(x) = x for x > 0, alpha (e^x - 1) otherwise; elu'(x) = alpha e^x = y + alpha on the left.
@@ -79,26 +82,26 @@ struct elu {
   double alpha = 1.0;
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::exponential_linear(x, x, math::constant<V>(alpha), 1.0);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::exponential_linear_derivative(x, math::c<V>(1), math::constant<V>(alpha), 1.0);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::constant<V>(alpha), 1.0);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return math::select(y > V(0), math::c<V>(1), y + math::c<V>(alpha));  // NaN: y + alpha
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
-  bool output_backward_defined() const noexcept { return alpha > 0.0; }
+  NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
 };
 
 // selu(x) = lambda elu_alpha(x), alpha = 1.6732632..., lambda = 1.0507009... (Klambauer 2017).
@@ -106,36 +109,36 @@ struct elu {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct selu {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::exponential_linear(x, lambda_times(x), lambda_alpha<V>(), 1.0);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::exponential_linear_derivative(x, lambda<V>(), lambda_alpha<V>(), 1.0);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::exponential_linear_backward(x, dy, lambda<V>(), lambda_alpha<V>(), 1.0);
   }
   // y <= 0: f' = lambda alpha e^x = y + lambda alpha, with lambda alpha carried as hi + lo:
   // y + hi is exact where y saturates towards -lambda alpha, so only y's own rounding remains.
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     auto la = lambda_alpha<V>();
     return math::select(y > V(0), lambda<V>(), (y + la.hi) + la.lo);  // NaN: the sum
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
 
  private:
   template <real_value V>
-  static V lambda() noexcept {
+  NONLIN_ISA_TAG static V lambda() noexcept {
     return math::c<V>(math::selu_lambda);
   }
   template <real_value V>
-  static math::double_float<V> lambda_alpha() noexcept {
+  NONLIN_ISA_TAG static math::double_float<V> lambda_alpha() noexcept {
     return math::constant<V>(math::selu_lambda_alpha);
   }
   // lambda x as x + (lambda - 1) x: one rounding with FMA (two without, the second at most
@@ -143,7 +146,7 @@ struct selu {
   // costs up to 0.3 ulp, and overflowed to inf for x just below FLT_MAX / lambda (found by the
   // exhaustive accuracy run).
   template <real_value V>
-  static V lambda_times(V x) noexcept {
+  NONLIN_ISA_TAG static V lambda_times(V x) noexcept {
     return math::fma(math::c<V>(math::selu_lambda - 1.0), x, x);
   }
 };
@@ -156,30 +159,30 @@ struct celu {
   double alpha = 1.0;
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::exponential_linear(x, x, math::constant<V>(alpha), alpha);
   }
   // alpha / alpha = 1 on the left: e^(x / alpha) alone.
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::exponential_linear_derivative(x, math::c<V>(1),
                                                  math::double_float<V>{math::c<V>(1), V(0)}, alpha);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::exponential_linear_backward(x, dy, math::c<V>(1),
                                                math::double_float<V>{math::c<V>(1), V(0)}, alpha);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     V const left = math::c<V>(1) + detail::over_width(y, alpha);
     return math::select(y > V(0), math::c<V>(1), left);  // NaN: left
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
-  bool output_backward_defined() const noexcept { return alpha > 0.0; }
+  NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
 };
 
 }  // namespace nonlin

@@ -10,6 +10,7 @@
 // propagation and the no-overflow splits are kept.
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/constants.hpp"
 #include "math/fast.hpp"
 #include "math/ops.hpp"
@@ -19,6 +20,7 @@
 namespace nonlin::fast {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 // x sigma(z) and its derivative d/dx = sigma(z) (1 + x z' sigma(-z)), given x z' (slope_x):
 // the limits 0 and x where sigma(z) or sigma(-z) vanished, which x * 0 alone would make NaN.
 template <real_value V>
@@ -48,6 +50,7 @@ inline V x_sigmoid_derivative_times(V common, V z, V slope_x, V dy) noexcept {
   };
   return math::with_product_tail(dy * common, z, tail, z, slope_x, dy);
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
 
 // sigmoid(x) = 1 / (1 + e^-x) from e^-|x|; sigmoid' = e / (1 + e)^2, y (1 - y) from y.
@@ -55,24 +58,24 @@ inline V x_sigmoid_derivative_times(V common, V z, V slope_x, V dy) noexcept {
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct sigmoid {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::fast::sigmoid_both(x).plus;
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::fast::logistic(x).slope();
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::fast::slope_times(derivative(x), x, dy, math::c<V>(1));
   }
   // From the output the math is the default tier's (nothing there to make faster).
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return nonlin::sigmoid{}.derivative_from_output(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::sigmoid{}.backward_from_output(y, dy);
   }
 };
@@ -82,23 +85,23 @@ struct sigmoid {
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct tanh {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::fast::tanh(x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::c<V>(4) * math::fast::logistic(x + x).slope();
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::fast::slope_times(derivative(x), x + x, dy, math::c<V>(4));
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return nonlin::tanh{}.derivative_from_output(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::tanh{}.backward_from_output(y, dy);
   }
 };
@@ -110,16 +113,16 @@ struct swish {
   double beta = 1.0;
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::x_sigmoid(x, x * math::c<V>(beta));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const z = x * math::c<V>(beta);
     return detail::x_sigmoid_derivative(z, z);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const z = x * math::c<V>(beta);
     return detail::x_sigmoid_derivative_times(derivative(x), z, z, dy);
   }
@@ -130,15 +133,15 @@ struct swish {
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct silu {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::x_sigmoid(x, x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::x_sigmoid_derivative(x, x);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::x_sigmoid_derivative_times(derivative(x), x, x, dy);
   }
 };
@@ -148,16 +151,16 @@ struct silu {
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct gelu_quick {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::x_sigmoid(x, x * math::c<V>(math::gelu_quick_k));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const z = x * math::c<V>(math::gelu_quick_k);
     return detail::x_sigmoid_derivative(z, z);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const z = x * math::c<V>(math::gelu_quick_k);
     return detail::x_sigmoid_derivative_times(derivative(x), z, z, dy);
   }
@@ -169,17 +172,17 @@ struct gelu_quick {
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct gelu_tanh {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::x_sigmoid(x, argument(x));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const x2 = x * x;
     V const slope = math::fma(math::c<V>(3 * c3), x2, math::c<V>(c1));
     return detail::x_sigmoid_derivative(argument(x), x * slope);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const slope = math::fma(math::c<V>(3 * c3), x * x, math::c<V>(c1));
     return detail::x_sigmoid_derivative_times(derivative(x), argument(x), x * slope, dy);
   }
@@ -189,7 +192,7 @@ struct gelu_tanh {
   static constexpr double c1 = math::gelu_tanh_c1.hi;
   static constexpr double c3 = math::gelu_tanh_c3.hi;
   template <real_value V>
-  static V argument(V x) noexcept {
+  NONLIN_ISA_TAG static V argument(V x) noexcept {
     return x * math::fma(math::c<V>(c3), x * x, math::c<V>(c1));
   }
 };

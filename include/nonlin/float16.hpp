@@ -18,23 +18,26 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "isa.hpp"
 #include "math/float16_bits.hpp"
 
 namespace nonlin {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 constexpr std::uint16_t low_16_bits(std::int32_t bits) noexcept {
   return static_cast<std::uint16_t>(bits & 0xffff);
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
 
 struct bfloat16 {
   std::uint16_t bits;
 
-  explicit constexpr operator float() const noexcept {
+  NONLIN_ISA_TAG explicit constexpr operator float() const noexcept {
     return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
   }
-  static constexpr bfloat16 from_float(float x) noexcept {
+  NONLIN_ISA_TAG static constexpr bfloat16 from_float(float x) noexcept {
     return {detail::low_16_bits(
         math::bits16::bfloat16_bits_from_float(std::bit_cast<std::int32_t>(x)))};
   }
@@ -43,10 +46,10 @@ struct bfloat16 {
 struct float16 {
   std::uint16_t bits;
 
-  explicit constexpr operator float() const noexcept {
+  NONLIN_ISA_TAG explicit constexpr operator float() const noexcept {
     return std::bit_cast<float>(math::bits16::float_bits_from_float16(std::int32_t{bits}));
   }
-  static constexpr float16 from_float(float x) noexcept {
+  NONLIN_ISA_TAG static constexpr float16 from_float(float x) noexcept {
     return {
         detail::low_16_bits(math::bits16::float16_bits_from_float(std::bit_cast<std::int32_t>(x)))};
   }

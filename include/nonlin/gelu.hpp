@@ -9,6 +9,7 @@
 // GELU is not monotonic, so there is no backward from the output.
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/constants.hpp"
 #include "math/double_float.hpp"
 #include "math/logistic.hpp"
@@ -23,16 +24,16 @@ namespace nonlin {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct gelu_exact {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::normal(x).x_cdf;
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return value_and_derivative(x).derivative;
   }
   // Both from one evaluation of the normal distribution (the gated units need both).
   template <real_value V>
-  value_and_slope<V> value_and_derivative(V x) const noexcept {
+  NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
     using R = math::tables::derivative_roots<scalar_t<V>>;
     auto n = math::normal(x);
     return {n.x_cdf, math::patch_near_root(n.cdf_plus_x_pdf, math::double_float<V>{x, V(0)},
@@ -41,12 +42,12 @@ struct gelu_exact {
   }
   // dy gelu_exact'(x), rounded once also where gelu_exact'(x) alone is below the normal range.
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return backward_given_derivative(x, derivative(x), dy);
   }
   // backward(x, dy) from derivative(x) already evaluated (the gated units' single evaluation).
   template <real_value V>
-  V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
     return math::normal_slope_times(derivative, x, dy);
   }
 };
@@ -58,11 +59,11 @@ struct gelu_exact {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct gelu_tanh {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::x_sigmoid(x, argument(x));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     using R = math::tables::derivative_roots<scalar_t<V>>;
     V const generic = math::x_sigmoid_derivative<split>(argument(x), one_plus_x_slope(x));
     return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::gelu_tanh_root_hi,
@@ -71,7 +72,7 @@ struct gelu_tanh {
   }
   // dy gelu_tanh'(x), rounded once also where gelu_tanh'(x) alone is below the normal range.
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::x_sigmoid_derivative_times<split>(derivative(x), argument(x), one_plus_x_slope(x),
                                                    dy);
   }
@@ -81,7 +82,7 @@ struct gelu_tanh {
   // its zero, where b + e amplifies e's error 1.6x), 1.05 with this one (math/logistic.hpp).
   static constexpr auto split = math::x_sigmoid_exp::split;
   template <real_value V>
-  static math::double_float<V> argument(V x) noexcept {
+  NONLIN_ISA_TAG static math::double_float<V> argument(V x) noexcept {
     auto c1 = math::constant<V>(math::gelu_tanh_c1);
     auto c3 = math::constant<V>(math::gelu_tanh_c3);
     auto x2 = math::two_product(x, x);
@@ -95,7 +96,7 @@ struct gelu_tanh {
   // 1 + x v'(x) = 1 + x (c1 + 3 c3 x^2) as hi + lo: its rounding is what the derivative's
   // bracket would amplify.
   template <real_value V>
-  static math::double_float<V> one_plus_x_slope(V x) noexcept {
+  NONLIN_ISA_TAG static math::double_float<V> one_plus_x_slope(V x) noexcept {
     auto c1 = math::constant<V>(math::gelu_tanh_c1);
     auto c3x3 = math::constant<V>(math::gelu_tanh_3c3);
     auto x2 = math::two_product(x, x);

@@ -44,6 +44,7 @@
 
 #include "concepts.hpp"
 #include "gelu.hpp"
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "math/ops.hpp"
 #include "piecewise.hpp"
@@ -66,11 +67,11 @@ struct gated {
   Act act{};
 
   template <real_value V>
-  requires unary_activation<Act, V> V operator()(V value, V gate) const noexcept {
+  requires unary_activation<Act, V> NONLIN_ISA_TAG V operator()(V value, V gate) const noexcept {
     return value * act(gate);
   }
   template <real_value V>
-  requires unary_activation<Act, V> gated_gradient<V> backward(V value, V gate, V dy)
+  requires unary_activation<Act, V> NONLIN_ISA_TAG gated_gradient<V> backward(V value, V gate, V dy)
   const noexcept {
     // dy value can overflow where dy value act'(gate) does not (sigmoid' <= 1/4: value = max,
     // dy = 2 at gate = 0 is max / 2). Those lanes take act.backward(gate, dy) value instead,
@@ -114,6 +115,7 @@ using swiglu = gated<silu>;           // swish with beta = 1 (LLaMA's FFN)
 enum class glu_split { value_first, gate_first };
 
 namespace detail {
+inline namespace NONLIN_ISA {
 
 // elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
@@ -232,7 +234,10 @@ inline split_offsets offsets(glu_split split, std::size_t half) noexcept {
   return split == glu_split::value_first ? split_offsets{0, half} : split_offsets{half, 0};
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // out = f(value, gate) = value * act(gate). out may be value or gate itself.
 template <class Arch = xsimd::default_arch, class F, detail::span_element T>
@@ -352,4 +357,5 @@ void gated_backward_fused(F const& f, X&& x, DY&& dy, DX&& dx, std::size_t rows,
                              rows, split);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin

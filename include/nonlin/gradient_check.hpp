@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "concepts.hpp"
+#include "isa.hpp"
 
 namespace nonlin {
 
@@ -61,6 +62,7 @@ struct gradient_check_result {
 };
 
 namespace detail {
+inline namespace NONLIN_ISA {
 
 inline double gradient_check_error(double analytic, double numeric) noexcept {
   double const error = std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric));
@@ -93,7 +95,10 @@ inline std::uint64_t gradient_check_next(std::uint64_t& state) noexcept {
   return z ^ (z >> 31);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // Checks f.derivative(T(x)) against the central difference of f in double at every point not
 // near a kink. T = float checks the float derivative against the same double difference.
@@ -209,4 +214,5 @@ gradient_check_result check_gradient(Loss const& loss, Grad const& grad, std::sp
   return r;
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin

@@ -38,6 +38,7 @@
 #include "detail/partial.hpp"
 #include "detail/ranges.hpp"
 #include "float16.hpp"
+#include "isa.hpp"
 #include "math/convert16.hpp"
 #include "math/ops.hpp"
 #include "math/round16.hpp"
@@ -45,6 +46,7 @@
 namespace nonlin {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 
 // elu, celu and leaky_relu with alpha <= 0 (or NaN) are not invertible on the left: y does not
 // give x there, so the derivative cannot come from y.
@@ -324,7 +326,10 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // y = f(x).
 template <class Arch = xsimd::default_arch, class F, detail::span_element T>
@@ -391,4 +396,5 @@ void backward_from_output(F const& f, Y&& y, DY&& dy, DX&& dx) {
   backward_from_output<Arch>(f, detail::as_input(y), detail::as_input(dy), detail::as_output(dx));
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin

@@ -3,6 +3,7 @@
 // mish(x) = x tanh(softplus(x)) (Misra 2019). Not monotonic: no backward from the output.
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/double_float.hpp"
 #include "math/exp.hpp"
 #include "math/logistic.hpp"
@@ -24,7 +25,7 @@ namespace nonlin {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct mish {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     auto split = math::exp_split_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
@@ -41,7 +42,7 @@ struct mish {
     return math::select(x >= V(0), right, math::select(split.vanished(), math::sign_bit(x), left));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     auto split = math::exp_split_nonpositive(math::neg(math::abs(x)));
     V const e = split.value();
     V const one = math::c<V>(1);
@@ -60,7 +61,7 @@ struct mish {
   }
   // dy mish'(x), rounded once also where mish'(x) alone is below the normal range.
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     // The tail lanes are those with x < normal_arg < 0, where e^-|x| = e^x.
     auto tail = [](V arg, V factor) {
       auto split = math::exp_split_nonpositive<math::exp_range::product>(arg);
@@ -73,7 +74,7 @@ struct mish {
  private:
   // mish'(x) / e for x < 0, e = e^x: (4(1 + x) + e (6 + 4x + 4e + e^2)) / N^2 as hi + lo.
   template <real_value V>
-  static math::double_float<V> left_over_e(V x, V e) noexcept {
+  NONLIN_ISA_TAG static math::double_float<V> left_over_e(V x, V e) noexcept {
     V const four_x = x * math::c<V>(4);
     V const inner = math::fma(e + math::c<V>(4), e, math::c<V>(6) + four_x);  // 6 + 4x + 4e + e^2
     V const bracket = math::fma(inner, e, math::c<V>(4) * (math::c<V>(1) + x));
@@ -83,7 +84,7 @@ struct mish {
   // N = e (e + 2) + 2 as hi + lo (e + 2 exact as a two_sum, the product exact as a
   // two_product; the small cross term e * lo(e + 2) is kept to first order).
   template <real_value V>
-  static math::double_float<V> denominator_left(V e) noexcept {
+  NONLIN_ISA_TAG static math::double_float<V> denominator_left(V e) noexcept {
     auto e_plus_2 = math::two_sum(e, math::c<V>(2));
     auto product = math::two_product(e, e_plus_2.hi);
     auto sum = math::two_sum(math::c<V>(2), product.hi);

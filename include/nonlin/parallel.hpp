@@ -30,6 +30,7 @@
 
 #include "concepts.hpp"
 #include "detail/checks.hpp"
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "softmax.hpp"
 
@@ -38,7 +39,7 @@ namespace nonlin::parallel {
 // std::threads started per call: count - 1 of them, task 0 on the calling thread.
 struct thread_executor {
   template <class Task>
-  void operator()(std::size_t count, Task const& task) const {
+  NONLIN_ISA_TAG void operator()(std::size_t count, Task const& task) const {
     std::vector<std::jthread> workers;
     workers.reserve(count > 0 ? count - 1 : 0);
     for (std::size_t i = 1; i < count; ++i) {
@@ -60,6 +61,7 @@ struct options {
 };
 
 namespace detail {
+inline namespace NONLIN_ISA {
 
 inline std::size_t task_limit(std::size_t tasks) {
   if (tasks != 0) {
@@ -90,7 +92,10 @@ void split(std::size_t n, std::size_t granule, std::size_t min_units, options<Ex
 template <class T>
 inline constexpr std::size_t line_elements = std::max<std::size_t>(1, 64 / sizeof(T));
 
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // y = f(x), as nonlin::forward.
 template <class Arch = xsimd::default_arch, class F, nonlin::detail::span_element T,
@@ -164,4 +169,5 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols,
   });
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::parallel

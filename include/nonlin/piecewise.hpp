@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/ops.hpp"
 
 namespace nonlin {
@@ -25,23 +26,23 @@ struct step {
   // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
   static constexpr bool exact_results = true;
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::keep_nan(x, math::select(x > V(0), math::c<V>(1), V(0)));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::keep_nan(x, V(0));
   }
   template <real_value V>
-  V backward(V x, V /*dy*/) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V /*dy*/) const noexcept {
     return derivative(x);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return math::keep_nan(y, V(0));
   }
   template <real_value V>
-  V backward_from_output(V y, V /*dy*/) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V /*dy*/) const noexcept {
     return derivative_from_output(y);
   }
 };
@@ -53,23 +54,23 @@ struct identity {
   // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
   static constexpr bool exact_results = true;
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return x;
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::keep_nan(x, math::c<V>(1));
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::keep_nan(x, dy);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return derivative(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return math::keep_nan(y, dy);
   }
 };
@@ -82,28 +83,28 @@ struct hardtanh {
   double max = 1.0;
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const lo(static_cast<scalar_t<V>>(min));
     V const hi(static_cast<scalar_t<V>>(max));
     return math::select(x <= lo, lo, math::select(x >= hi, hi, x));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return backward(x, math::c<V>(1));
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const lo(static_cast<scalar_t<V>>(min));
     V const hi(static_cast<scalar_t<V>>(max));
     return math::keep_nan(x, math::select(math::both(x > lo, x < hi), dy, V(0)));
   }
   // The output is strictly inside (min, max) exactly where the input is.
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return derivative(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return backward(y, dy);
   }
 };
@@ -115,28 +116,28 @@ struct relu6 {
   // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
   static constexpr bool exact_results = true;
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return bounds()(x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return bounds().derivative(x);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return bounds().backward(x, dy);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return bounds().derivative_from_output(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return bounds().backward_from_output(y, dy);
   }
 
  private:
-  static constexpr hardtanh bounds() noexcept { return {.min = 0.0, .max = 6.0}; }
+  NONLIN_ISA_TAG static constexpr hardtanh bounds() noexcept { return {.min = 0.0, .max = 6.0}; }
 };
 
 // relu(x) = max(x, 0), +0 for x <= 0; relu'(0) = 0.
@@ -146,24 +147,24 @@ struct relu {
   // Results are arguments, 0 or small integers: exact in 16 bits (kernels.hpp).
   static constexpr bool exact_results = true;
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::select(x <= V(0), V(0), x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return backward(x, math::c<V>(1));
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::keep_nan(x, math::select(x > V(0), dy, V(0)));
   }
   // y > 0 exactly where x > 0.
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return derivative(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return backward(y, dy);
   }
 };
@@ -176,30 +177,30 @@ struct leaky_relu {
   double alpha = 0.01;
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::select(x > V(0), x, x * slope<V>());
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::keep_nan(x, math::select(x > V(0), math::c<V>(1), slope<V>()));
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::keep_nan(x, math::select(x > V(0), dy, dy * slope<V>()));
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return derivative(y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return backward(y, dy);
   }
-  bool output_backward_defined() const noexcept { return alpha > 0.0; }
+  NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
 
  private:
   template <real_value V>
-  V slope() const noexcept {
+  NONLIN_ISA_TAG V slope() const noexcept {
     return V(static_cast<scalar_t<V>>(alpha));
   }
 };
@@ -209,12 +210,12 @@ struct leaky_relu {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct squared_relu {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const r = relu()(x);
     return r * r;
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const r = relu()(x);
     return r + r;
   }
@@ -222,7 +223,7 @@ struct squared_relu {
   // doubling it is exact); elsewhere dy (2x), 2x exact, rounded once. 0 where x <= 0, selected
   // as in relu (an infinite dy gives 0, not NaN).
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const r = relu()(x);
     V const scaled = dy * r;
     V const product = math::select(r > V(std::numeric_limits<scalar_t<V>>::max() / 2),

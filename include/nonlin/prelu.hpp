@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "isa.hpp"
 #include "kernels.hpp"
 #include "math/double_float.hpp"
 #include "math/ops.hpp"
@@ -26,10 +27,12 @@
 namespace nonlin {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 inline std::size_t prelu_size(char const* where, std::size_t n, std::size_t channels,
                               std::size_t inner) {
   return require_shape_size(where, "shape", {{"n", n}, {"channels", channels}, {"inner", inner}});
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
 
 struct prelu_shape {
@@ -38,12 +41,13 @@ struct prelu_shape {
   std::size_t inner = 1;
 
   // n * channels * inner; std::invalid_argument if that does not fit std::size_t.
-  std::size_t size() const {
+  NONLIN_ISA_TAG std::size_t size() const {
     return detail::prelu_size("nonlin::prelu_shape::size", n, channels, inner);
   }
 };
 
 namespace detail {
+inline namespace NONLIN_ISA {
 inline void require_prelu_arguments(char const* where, prelu_shape shape, std::size_t x_size,
                                     std::size_t alpha_size) {
   std::size_t const size = prelu_size(where, shape.n, shape.channels, shape.inner);
@@ -103,7 +107,10 @@ void add_negative_part(math::compensated_sum<V>& sum, V const& x, V const& dy) n
   sum.add(math::select(negative, p.hi, V(0)), math::select(negative, p.lo, V(0)));
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // 16-bit arrays (bfloat16, float16: x, alpha, y and the gradients) are computed in float: each
 // y and dx correctly rounded as in kernels.hpp, dalpha's compensated sum in float rounded once.
@@ -164,4 +171,5 @@ void prelu_backward(std::span<T const> x, std::span<T const> alpha, std::span<T 
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin

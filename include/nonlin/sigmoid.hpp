@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/divide.hpp"
 #include "math/exp.hpp"
 #include "math/logistic.hpp"
@@ -18,24 +19,24 @@ namespace nonlin {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct sigmoid {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::sigmoid(x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::sigmoid_derivative(x);
   }
   // dy sigma'(x) rounded once, also where sigma'(x) alone is below the normal range.
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::sigmoid_derivative_times(x, dy);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return y * (math::c<V>(1) - y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
 };
@@ -46,23 +47,23 @@ struct sigmoid {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct log_sigmoid {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::neg(math::softplus(math::neg(x)));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::sigmoid(math::neg(x));
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::sigmoid_times(math::neg(x), dy);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return math::neg(math::expm1(y));
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
 };
@@ -82,23 +83,23 @@ struct softplus {
   double threshold = std::numeric_limits<double>::infinity();
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const z = x * math::c<V>(beta);
     return math::select(z > linear_from<V>(), x, math::divide(math::softplus(z), math::c<V>(beta)));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const z = x * math::c<V>(beta);
     return math::select(z > linear_from<V>(), math::c<V>(1), math::sigmoid(z));
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const z = x * math::c<V>(beta);
     return math::select(z > linear_from<V>(), dy, math::sigmoid_times(z, dy));
   }
   // The linear piece starts at y = softplus(threshold) / beta, not at threshold / beta.
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     V const z = y * math::c<V>(beta);
     V const smooth = math::neg(math::expm1(math::neg(z)));
     if (threshold >= exact_from<scalar_t<V>>()) {
@@ -114,7 +115,7 @@ struct softplus {
     return math::select(linear, math::c<V>(1), smooth);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
 
@@ -122,11 +123,11 @@ struct softplus {
   // Where the linear piece starts: the threshold, or sooner where the smooth result already
   // rounds to x (20 in float, 40 in double), which changes no bit.
   template <real_scalar T>
-  static constexpr double exact_from() noexcept {
+  NONLIN_ISA_TAG static constexpr double exact_from() noexcept {
     return sizeof(T) == 4 ? 20.0 : 40.0;
   }
   template <real_value V>
-  V linear_from() const noexcept {
+  NONLIN_ISA_TAG V linear_from() const noexcept {
     constexpr double from = exact_from<scalar_t<V>>();
     return V(static_cast<scalar_t<V>>(threshold < from ? threshold : from));
   }
@@ -138,30 +139,30 @@ struct softplus {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct hardsigmoid {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     // x clamped to [-3, 3] first (NaN stays NaN): (0 + 0) / 6 = +0 and 6 / 6 = 1 are the
     // saturation values, with two min/max instead of two compares and two blends.
     V const xc = math::clamp_below(math::clamp_above(x, math::c<V>(3)), math::c<V>(-3));
     return math::divide_by_integer(xc + math::c<V>(3), scalar_t<V>(6));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return backward(x, math::c<V>(1));
   }
   // Selects, as the piecewise-linear family does: 0 on the saturation regions whatever dy is
   // (dy = inf there gives 0, not NaN).
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
     return math::keep_nan(x, math::select(inside, dy * math::c<V>(1.0 / 6.0), V(0)));
   }
   // 0 < y < 1 exactly where -3 < x < 3.
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return backward_from_output(y, math::c<V>(1));
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     auto inside = math::both(y > V(0), y < math::c<V>(1));
     return math::keep_nan(y, math::select(inside, dy * math::c<V>(1.0 / 6.0), V(0)));
   }

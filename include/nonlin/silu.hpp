@@ -4,6 +4,7 @@
 // from the output.
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/constants.hpp"
 #include "math/divide.hpp"
 #include "math/double_float.hpp"
@@ -14,6 +15,7 @@
 namespace nonlin {
 
 namespace detail {
+inline namespace NONLIN_ISA {
 // z = beta x as hi + lo, so that neither beta's rounding to float nor the product's costs
 // |beta x| ulp where sigmoid(beta x) is tiny.
 template <real_value V>
@@ -76,6 +78,7 @@ template <real_value V>
 inline V swish_backward(V x, math::double_double beta, V dy) noexcept {
   return swish_backward(scaled_argument(x, beta), dy);
 }
+}  // namespace NONLIN_ISA
 }  // namespace detail
 
 // swish(x) = x sigmoid(beta x) (Ramachandran et al. 2017); derivative
@@ -88,15 +91,15 @@ struct swish {
   // beta = 1 (the default) takes silu's path, whose z = x needs no low part: the same values,
   // a quarter fewer operations (one branch on the parameter, the same for every element).
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return beta == 1.0 ? math::x_sigmoid(x, x) : detail::swish_forward(x, {beta, 0.0});
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return beta == 1.0 ? detail::swish_derivative<V>(x) : detail::swish_derivative(x, {beta, 0.0});
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return beta == 1.0 ? detail::swish_backward(x, dy) : detail::swish_backward(x, {beta, 0.0}, dy);
   }
 };
@@ -106,26 +109,26 @@ struct swish {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct silu {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::x_sigmoid(x, x);  // swish with beta = 1, whose z = 1 x is exact
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::swish_derivative<V>(x);
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::swish_backward(x, dy);
   }
   // Both from one exp (the gated units need both): the same bits as operator() and derivative.
   template <real_value V>
-  value_and_slope<V> value_and_derivative(V x) const noexcept {
+  NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
     auto both = math::x_sigmoid_and_derivative(x, detail::one_plus_argument(x));
     return {both.value, detail::patched_silu_derivative(both.derivative, detail::as_pair(x))};
   }
   // backward(x, dy) from derivative(x) already evaluated.
   template <real_value V>
-  V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
     return math::x_sigmoid_derivative_times(derivative, detail::as_pair(x),
                                             detail::one_plus_argument(x), dy);
   }
@@ -139,20 +142,20 @@ struct gelu_quick {
   double k = math::gelu_quick_k;
 
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::swish_forward(x, slope());
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::swish_derivative(x, slope());
   }
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::swish_backward(x, slope(), dy);
   }
 
  private:
-  math::double_double slope() const noexcept {
+  NONLIN_ISA_TAG math::double_double slope() const noexcept {
     return k == math::gelu_quick_k ? math::gelu_quick_slope : math::double_double{k, 0.0};
   }
 };
@@ -163,17 +166,17 @@ struct gelu_quick {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct hardswish {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const inner = math::divide_by_integer(x * (x + math::c<V>(3)), scalar_t<V>(6));
     return math::select(x <= math::c<V>(-3), V(0), math::select(x >= math::c<V>(3), x, inner));
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return backward(x, math::c<V>(1));
   }
   // Selects on the pieces whose derivative is 0 or 1 (dy = inf at x <= -3 gives 0, not NaN).
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const inner = math::divide_by_integer(x + x + math::c<V>(3), scalar_t<V>(6));
     V const outer = math::select(x <= math::c<V>(-3), V(0), dy);
     auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));

@@ -71,6 +71,7 @@ template <class F>
 concept normalization = std::same_as<F, softmax> || std::same_as<F, log_softmax>;
 
 namespace detail {
+inline namespace NONLIN_ISA {
 
 // run(block layout, float pointers...) over float copies of 16-bit arrays shaped `shape`, a block
 // of whole outer slices at a time; the result, which run leaves in the first buffer, is rounded
@@ -115,7 +116,10 @@ void backward_from_output16(F const& f, std::span<T const> y, std::span<T const>
   });
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace detail
+
+inline namespace NONLIN_ISA {
 
 // y = softmax(x / T) or log_softmax(x / T) over the axis of `shape`; y may be x itself.
 template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
@@ -232,7 +236,9 @@ requires detail::not_spans<detail::outputs<DX>, detail::inputs<Y, DY>> &&
   }
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin
 
 // The loss on top of these, for the code that includes this header for it.
 #include "cross_entropy.hpp"
+#include "isa.hpp"

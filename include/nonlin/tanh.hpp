@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "concepts.hpp"
+#include "isa.hpp"
 #include "math/double_float.hpp"
 #include "math/logistic.hpp"
 #include "math/ops.hpp"
@@ -19,26 +20,26 @@ namespace nonlin {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct tanh {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::tanh(x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::tanh_derivative(x);
   }
   // dy tanh'(x) rounded once, also where tanh'(x) alone is below the normal range
   // (tanh.backward(89, FLT_MAX) = 6.8e-39).
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::tanh_derivative_times(x, dy);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     V const one = math::c<V>(1);
     return (one - y) * (one + y);
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
 };
@@ -52,14 +53,14 @@ struct tanh {
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct softsign {
   template <real_value V>
-  V operator()(V x) const noexcept {
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const a = math::abs(x);
     auto const q = math::quotient_hi_lo(a, math::two_sum(a, math::c<V>(1)));
     V const inf(std::numeric_limits<scalar_t<V>>::infinity());
     return math::copysign(math::select(a == inf, math::c<V>(1), q.hi + q.lo), x);
   }
   template <real_value V>
-  V derivative(V x) const noexcept {
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const a = math::abs(x);
     auto const r =
         math::square_hi_lo(math::quotient_hi_lo(math::c<V>(1), math::two_sum(a, math::c<V>(1))));
@@ -68,7 +69,7 @@ struct softsign {
   // dy / (1 + |x|)^2 rounded once also where the derivative alone is below the normal range
   // (|x| > 2^63 in float, 2^511 in double): there (dy q) q + 2 (dy q) q_lo, q = 1 / (1 + |x|).
   template <real_value V>
-  V backward(V x, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const common = dy * derivative(x);
     V const a = math::abs(x);
     if (!math::any(a > far<V>())) [[likely]] {
@@ -77,18 +78,18 @@ struct softsign {
     return far_backward(a, dy, common);
   }
   template <real_value V>
-  V derivative_from_output(V y) const noexcept {
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     V const gap = math::c<V>(1) - math::abs(y);
     return gap * gap;
   }
   template <real_value V>
-  V backward_from_output(V y, V dy) const noexcept {
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
 
  private:
   template <real_value V>
-  NONLIN_COLD static V far_backward(V a, V dy, V common) noexcept {
+  NONLIN_ISA_TAG NONLIN_COLD static V far_backward(V a, V dy, V common) noexcept {
     auto q = math::quotient_hi_lo(math::c<V>(1), math::two_sum(a, math::c<V>(1)));
     V const p = dy * q.hi;
     return math::select(a > far<V>(), math::fma(p, q.hi, (p + p) * q.lo), common);
@@ -96,7 +97,7 @@ struct softsign {
   // 2^59 (float) / 2^507 (double): beyond, 1 / (1 + |x|)^2 < 2^-118 / 2^-1014 nears the end of
   // the normal range.
   template <real_value V>
-  static V far() noexcept {
+  NONLIN_ISA_TAG static V far() noexcept {
     using T = scalar_t<V>;
     return V(std::ldexp(T(1), std::numeric_limits<T>::max_exponent / 2 - 4));
   }

@@ -21,7 +21,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "../isa.hpp"
+
 namespace nonlin::detail {
+inline namespace NONLIN_ISA {
 
 // The shortest text that reads back as the same double ("1e-40", "1e+300", "nan", "-inf").
 inline std::string number_text(double value) {
@@ -118,4 +121,5 @@ inline std::size_t require_shape_size(char const* where, char const* what,
   return product;
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::detail

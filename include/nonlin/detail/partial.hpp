@@ -13,9 +13,11 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../concepts.hpp"
+#include "../isa.hpp"
 #include "../math/arch.hpp"
 
 namespace nonlin::detail {
+inline namespace NONLIN_ISA {
 
 template <class B>
 inline B load_partial(scalar_t<B> const* p, std::size_t count, scalar_t<B> fill) {
@@ -40,4 +42,5 @@ inline void store_partial(B const& value, scalar_t<B>* p, std::size_t count) {
   }
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::detail

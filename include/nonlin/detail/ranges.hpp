@@ -10,7 +10,10 @@
 #include <span>
 #include <type_traits>
 
+#include "../isa.hpp"
+
 namespace nonlin::detail {
+inline namespace NONLIN_ISA {
 
 template <class R>
 using element_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
@@ -46,4 +49,5 @@ std::span<element_t<R>> as_output(R&& r) {
   return std::span<element_t<R>>(r);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::detail

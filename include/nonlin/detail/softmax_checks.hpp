@@ -12,9 +12,11 @@
 
 #include "../axis_layout.hpp"
 #include "../concepts.hpp"
+#include "../isa.hpp"
 #include "checks.hpp"
 
 namespace nonlin::detail {
+inline namespace NONLIN_ISA {
 
 // T must be finite and > 0, also once rounded to the element type (1e-300 or 1e39 are valid
 // doubles but 0 and inf as float), and 1/T must be finite.
@@ -63,4 +65,5 @@ void require_backward_arguments(char const* where, F const& f, std::span<T const
   require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::detail

@@ -16,6 +16,7 @@
 
 #include "../axis_layout.hpp"
 #include "../concepts.hpp"
+#include "../isa.hpp"
 #include "../kernels.hpp"
 #include "../math/double_float.hpp"
 #include "../math/ops.hpp"
@@ -24,6 +25,7 @@
 #include "softmax_math.hpp"
 
 namespace nonlin::detail {
+inline namespace NONLIN_ISA {
 
 // The first `used` lanes of a batch from p (the rest 0), and back: the partial blocks at the
 // end of an inner dimension run the same batch code as full ones.
@@ -345,4 +347,5 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
 
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::detail

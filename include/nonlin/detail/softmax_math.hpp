@@ -11,6 +11,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../concepts.hpp"
+#include "../isa.hpp"
 #include "../math/double_float.hpp"
 #include "../math/exp.hpp"
 #include "../math/log.hpp"
@@ -18,6 +19,7 @@
 #include "../math/sum.hpp"
 
 namespace nonlin::detail {
+inline namespace NONLIN_ISA {
 
 // Running maximum and sum of exp((z - m) / T), per lane. The sum is twice compensated (sum.hpp):
 // terms of at most 1 added onto a sum of at least 1 lose up to half an ulp each, in the same
@@ -179,4 +181,5 @@ NONLIN_ALWAYS_INLINE V log_probability(V z, V m, V sum, V sum_lo, V inv_t, V t) 
   return math::select(masked_row, V(-inf), math::select(sum == sum, value, sum));
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::detail

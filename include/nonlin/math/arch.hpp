@@ -44,6 +44,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../concepts.hpp"
+#include "../isa.hpp"
 
 // aarch64 always has fused multiply-add: fmadd for scalars (std::fma), fmla for NEON lanes.
 #if defined(__FMA__) || defined(__AVX512F__) || (defined(__aarch64__) && defined(__ARM_FEATURE_FMA))
@@ -81,6 +82,7 @@
 #define NONLIN_COLD inline
 #endif
 namespace nonlin::math::arch {
+inline namespace NONLIN_ISA {
 
 namespace detail {
 #if defined(__AVX512F__) && defined(__AVX512VL__)
@@ -695,4 +697,5 @@ inline void truncate16(I const& v, std::uint16_t* p) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math::arch

@@ -7,7 +7,10 @@
 
 #include <numbers>
 
+#include "../isa.hpp"
+
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // 1/sqrt(2 pi), the normal density at 0.
 inline constexpr double inv_sqrt_2pi = 0.398942280401432677939946059934381868;
@@ -21,9 +24,11 @@ inline constexpr double gelu_quick_k = 1.702;
 inline constexpr double selu_alpha = 1.67326324235437728481704299167171;
 inline constexpr double selu_lambda = 1.05070098735548049341933498529460;
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // A real constant as an unevaluated double sum hi + lo (lo below half an ulp of hi), for the
 // products that must be carried beyond double precision. Computed with mpmath at 40 digits.
@@ -59,4 +64,5 @@ struct ln2_split<double> {
   static constexpr double tail = 0x1.ef35793c7673p-45;
 };
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

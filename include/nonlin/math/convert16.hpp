@@ -16,10 +16,12 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../float16.hpp"
+#include "../isa.hpp"
 #include "arch.hpp"
 #include "float16_bits.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // xsimd's lane shifts inline AVX-512 intrinsics that g++ 12 misreports (arch.hpp).
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
@@ -115,4 +117,5 @@ NONLIN_ALWAYS_INLINE void store16(B const& x, T* p) noexcept {
 
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

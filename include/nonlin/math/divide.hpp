@@ -3,9 +3,11 @@
 // Division by a small integer constant, correctly rounded, without a divide instruction (a
 // vdivps costs 6 cycles alone and held hardsigmoid's forward at 0.17x the peers' multiply).
 
+#include "../isa.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // t / d rounded to nearest for an integer d >= 1 (d < 2^20), where t / d is a normal number:
 //   q0 = t c, c = 1/d rounded;  r = t - d q0 (one fma, exact);  q = q0 + r c (one fma).
@@ -30,4 +32,5 @@ inline V divide_by_integer(V const& t, scalar_t<V> d) noexcept {
   }
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

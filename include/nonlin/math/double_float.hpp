@@ -12,10 +12,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "../isa.hpp"
 #include "constants.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 template <real_value V>
 struct double_float {
@@ -95,4 +97,5 @@ inline double_float<V> constant(double_double value) noexcept {
   return {V(hi), V(lo)};
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

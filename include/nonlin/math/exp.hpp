@@ -16,12 +16,14 @@
 #include <cstdint>
 #include <limits>
 
+#include "../isa.hpp"
 #include "constants.hpp"
 #include "double_float.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 namespace detail {
 template <class T>
@@ -429,4 +431,5 @@ inline V expm1_nonpositive(V const& x) noexcept {
                       math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r)));
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

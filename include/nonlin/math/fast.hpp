@@ -9,10 +9,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "../isa.hpp"
 #include "exp.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math::fast {
+inline namespace NONLIN_ISA {
 
 // 1/d for d in [1, 2]: vrcp14 and Newton steps (one for float, two for double), within about
 // 1 ulp; a division where the target has no AVX-512.
@@ -110,4 +112,5 @@ inline V tanh(V const& x) noexcept {
   return math::copysign(numerator * fast::reciprocal(denominator), x);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math::fast

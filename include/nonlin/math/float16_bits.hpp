@@ -17,9 +17,11 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "../isa.hpp"
 #include "arch.hpp"
 
 namespace nonlin::math::bits16 {
+inline namespace NONLIN_ISA {
 
 // xsimd's lane shifts inline AVX-512 intrinsics that g++ 12 misreports (arch.hpp).
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
@@ -109,4 +111,5 @@ constexpr V float_bits_from_float16(V const& h) noexcept {
 
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math::bits16

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <limits>
 
+#include "../isa.hpp"
 #include "constants.hpp"
 #include "exp.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 namespace detail {
 template <class T>
@@ -113,4 +115,5 @@ inline V log1p(V const& x) noexcept {
   return math::select(x == V(std::numeric_limits<T>::infinity()), x, result);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

@@ -9,6 +9,7 @@
 
 #include <limits>
 
+#include "../isa.hpp"
 #include "double_float.hpp"
 #include "exp.hpp"
 #include "log.hpp"
@@ -17,6 +18,7 @@
 #include "roots.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // 1 + e for e in [0, 1], exactly, as hi + lo (Fast2Sum): dividing by the rounded 1 + e alone
 // would cost up to an ulp (two for 1 / (1 + e)^2).
@@ -429,4 +431,5 @@ inline V tanh_derivative_times(V const& x, V const& dy) noexcept {
   return math::sigmoid_derivative_times(a + a, dy, c<V>(4));
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "../isa.hpp"
 #include "constants.hpp"
 #include "double_float.hpp"
 #include "exp.hpp"
@@ -25,6 +26,7 @@
 #include "polynomial.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // Horner's rule with the coefficient row chosen per lane: rows[piece][k] t^k, piece an integral
 // value in [0, P). Scalars index the row. A 512-bit batch picks each coefficient with one
@@ -180,4 +182,5 @@ inline V normal_slope_times(V const& common, V const& x, V const& dy) noexcept {
   return math::with_product_tail(dy * common, a, tail, x, dy);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

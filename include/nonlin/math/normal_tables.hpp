@@ -7,7 +7,10 @@
 
 #include <array>
 
+#include "../isa.hpp"
+
 namespace nonlin::math::tables {
+inline namespace NONLIN_ISA {
 
 template <class T>
 struct normal;
@@ -84,4 +87,5 @@ struct normal<double> {
   }};
 };
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math::tables

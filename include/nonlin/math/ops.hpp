@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "../concepts.hpp"
+#include "../isa.hpp"
 #include "arch.hpp"
 
 // GCC 12 warns that the batch loop's full-width load reads past a span it has seen
@@ -36,6 +37,7 @@
 #endif
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 namespace detail {
 template <class V>
@@ -252,4 +254,5 @@ inline V approx_reciprocal(V const& x) noexcept {
   }
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

@@ -5,9 +5,11 @@
 #include <array>
 #include <cstddef>
 
+#include "../isa.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // c[0] + c[1] t + ... + c[n-1] t^(n-1), coefficients in ascending order.
 template <real_value V, class T, std::size_t N>
@@ -20,4 +22,5 @@ inline V horner(V const& t, std::array<T, N> const& c) noexcept {
   return p;
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

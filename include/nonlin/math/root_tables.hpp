@@ -7,7 +7,10 @@
 
 #include <array>
 
+#include "../isa.hpp"
+
 namespace nonlin::math::tables {
+inline namespace NONLIN_ISA {
 
 template <class T>
 struct derivative_roots;
@@ -117,4 +120,5 @@ struct derivative_roots<double> {
   }};
 };
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math::tables

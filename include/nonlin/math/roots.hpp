@@ -7,12 +7,14 @@
 // instead, d = x - x0 formed exactly (x0 as hi + lo: x - x0.hi is exact by Sterbenz' lemma
 // there) and R fitted (math/root_tables.hpp).
 
+#include "../isa.hpp"
 #include "double_float.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
 #include "root_tables.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 // Where the generic value is replaced: lower <= x - x0 <= upper.
 struct root_window {
@@ -40,4 +42,5 @@ inline V patch_near_root(V const& generic, double_float<V> const& x, double root
   return math::select(inside, math::fma(d.hi, ratio_value, d.lo * ratio_value), generic);
 }
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

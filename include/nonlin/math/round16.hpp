@@ -31,11 +31,13 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../float16.hpp"
+#include "../isa.hpp"
 #include "arch.hpp"
 #include "float16_bits.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 
@@ -92,4 +94,5 @@ inline float round_to_odd(double d) noexcept {
 
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math

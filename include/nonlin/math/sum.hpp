@@ -18,10 +18,12 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "../isa.hpp"
 #include "double_float.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math {
+inline namespace NONLIN_ISA {
 
 template <real_value V>
 struct compensated_sum {
@@ -186,4 +188,5 @@ struct wide_sum {
 };
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+}  // namespace NONLIN_ISA
 }  // namespace nonlin::math
