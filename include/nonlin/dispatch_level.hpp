@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The kernels of one dispatch level (nonlin/dispatch.hpp), for a translation unit compiled for
+// that level: -march=x86-64-vN -DNONLIN_DISPATCH_LEVEL=N, N = 2, 3, 4 (CMake's
+// nonlin_add_dispatch does both, once per level). The TU lists what the program dispatches:
+//
+//   #include <nonlin/dispatch_level.hpp>
+//   NONLIN_DISPATCH_ELEMENTWISE(nonlin::silu, float)       // forward, backward (and from the
+//   NONLIN_DISPATCH_ELEMENTWISE(nonlin::sigmoid, nonlin::bfloat16)  // output where f has it)
+//
+// The target is checked against the level: a TU for v2 that the compiler lets use AVX would run
+// AVX code on a CPU without it.
+
+#include <span>
+
+#include "dispatch.hpp"
+#include "nonlin.hpp"
+
+#if !defined(NONLIN_DISPATCH_LEVEL)
+// Included without a level (the headers' self-containment check, clang-tidy): using the macro
+// below fails to compile.
+#define NONLIN_DISPATCH_THIS_LEVEL ::nonlin::dispatch::level::none
+#elif NONLIN_DISPATCH_LEVEL == 4
+#if !(defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && \
+      defined(__AVX512VL__))
+#error "NONLIN_DISPATCH_LEVEL=4 needs -march=x86-64-v4 (AVX-512 F, BW, DQ, VL)"
+#endif
+#define NONLIN_DISPATCH_THIS_LEVEL ::nonlin::dispatch::level::v4
+#elif NONLIN_DISPATCH_LEVEL == 3
+#if !(defined(__AVX2__) && defined(__FMA__)) || defined(__AVX512F__)
+#error "NONLIN_DISPATCH_LEVEL=3 needs -march=x86-64-v3 (AVX2 and FMA, no AVX-512)"
+#endif
+#define NONLIN_DISPATCH_THIS_LEVEL ::nonlin::dispatch::level::v3
+#elif NONLIN_DISPATCH_LEVEL == 2
+#if !defined(__SSE4_2__) || defined(__AVX__)
+#error "NONLIN_DISPATCH_LEVEL=2 needs -march=x86-64-v2 (SSE4.2, no AVX)"
+#endif
+#define NONLIN_DISPATCH_THIS_LEVEL ::nonlin::dispatch::level::v2
+#else
+#error "NONLIN_DISPATCH_LEVEL must be 2, 3 or 4"
+#endif
+
+namespace nonlin::dispatch {
+
+template <level L, class F, class T>
+void entry<L, F, T>::forward(F const& f, std::span<T const> x, std::span<T> y) {
+  static_assert(L == NONLIN_DISPATCH_THIS_LEVEL, "a level's kernels come from its own TU");
+  nonlin::forward(f, x, y);
+}
+
+template <level L, class F, class T>
+void entry<L, F, T>::backward(F const& f, std::span<T const> x, std::span<T const> dy,
+                              std::span<T> dx) {
+  static_assert(L == NONLIN_DISPATCH_THIS_LEVEL, "a level's kernels come from its own TU");
+  nonlin::backward(f, x, dy, dx);
+}
+
+template <level L, class F, class T>
+void entry<L, F, T>::backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
+                                          std::span<T> dx) requires
+    output_differentiable<F, nonlin::detail::compute_t<T>> {
+  static_assert(L == NONLIN_DISPATCH_THIS_LEVEL, "a level's kernels come from its own TU");
+  nonlin::backward_from_output(f, y, dy, dx);
+}
+
+}  // namespace nonlin::dispatch
+
+// This TU's level's forward, backward and (where F has it) backward_from_output of functor F on
+// spans of T: an explicit instantiation, so they are defined here whether or not this TU calls
+// them.
+#if defined(NONLIN_DISPATCH_LEVEL)
+#define NONLIN_DISPATCH_ELEMENTWISE(F, T) \
+  template struct ::nonlin::dispatch::entry<NONLIN_DISPATCH_THIS_LEVEL, F, T>;
+#else
+#define NONLIN_DISPATCH_ELEMENTWISE(F, T) \
+  static_assert(false,                    \
+                "NONLIN_DISPATCH_ELEMENTWISE: compile with -DNONLIN_DISPATCH_LEVEL=2, 3 or 4");
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+// nonlin::dispatch: with the level capped at each of x86-64-v2, -v3 and -v4 that this CPU runs,
+// every catalog instance's forward, backward and backward_from_output on float, double and
+// bfloat16 spans, dispatched, equal bit for bit the span kernels called directly in a TU built
+// for that level (reference.cpp); and the levels are not all the same code (v2, without FMA,
+// differs from v4 somewhere). With --expect vN: NONLIN_DISPATCH (set by ctest) caps the level.
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nonlin/dispatch.hpp>
+
+#include "common.hpp"
+
+extern "C" std::size_t dispatch_test_entries_v2();
+extern "C" std::size_t dispatch_test_entries_v3();
+extern "C" std::size_t dispatch_test_entries_v4();
+using reference_fn = void(std::size_t, int, int, void const*, void const*, void*, std::size_t);
+extern "C" reference_fn dispatch_reference_v2;
+extern "C" reference_fn dispatch_reference_v3;
+extern "C" reference_fn dispatch_reference_v4;
+
+namespace {
+
+using nonlin::dispatch::level;
+
+reference_fn* reference_of(level l) {
+  return l == level::v4   ? &dispatch_reference_v4
+         : l == level::v3 ? &dispatch_reference_v3
+                          : &dispatch_reference_v2;
+}
+
+// v as a T (bfloat16 from float, rounded to nearest even).
+template <class T>
+T make(float v) {
+  if constexpr (nonlin::storage16<T>) {
+    return T::from_float(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class T>
+std::vector<T> inputs() {
+  std::vector<T> x;
+  constexpr int n = 6000;
+  for (int i = 0; i <= n; ++i) {
+    x.push_back(make<T>(static_cast<float>(-30.0 + 60.0 * i / n)));
+  }
+  for (float v : {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                  -90.0f, 1e-30f}) {
+    x.push_back(make<T>(v));
+  }
+  return x;
+}
+
+template <class T>
+bool same_bits(std::vector<T> const& a, std::vector<T> const& b) {
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    auto const u = static_cast<double>(static_cast<float>(a[k]));
+    auto const v = static_cast<double>(static_cast<float>(b[k]));
+    bool const both_nan = std::isnan(u) && std::isnan(v);
+    if (!both_nan && std::memcmp(&a[k], &b[k], sizeof(T)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class T>
+constexpr int type_index() {
+  return std::is_same_v<T, float> ? 0 : std::is_same_v<T, double> ? 1 : 2;
+}
+
+struct tally {
+  long checked = 0;
+  long mismatched = 0;
+  long v2_differs_from_v4 = 0;
+  // Per pair of levels (v2-v3, v3-v4, v2-v4): the results that differ, as "label/type/op".
+  std::map<std::string, std::set<std::string>> differing;
+};
+
+// One instance, one element type: the dispatched calls at level l against l's reference.
+template <class T, class F>
+void check(F const& f, std::size_t instance, std::string_view label, level l, bool compare_v2_v4,
+           tally& t) {
+  auto const x = inputs<T>();
+  std::vector<T> dy(x.size(), make<T>(0.75f)), got(x.size()), want(x.size());
+  auto const op_count = nonlin::output_differentiable<F, nonlin::detail::compute_t<T>> ? 3 : 2;
+  for (int o = 0; o < op_count; ++o) {
+    switch (static_cast<dispatch_test::op>(o)) {
+      case dispatch_test::op::forward:
+        nonlin::dispatch::forward(f, x, got);
+        break;
+      case dispatch_test::op::backward:
+        nonlin::dispatch::backward(f, x, dy, got);
+        break;
+      case dispatch_test::op::from_output:
+        if constexpr (nonlin::output_differentiable<F, nonlin::detail::compute_t<T>>) {
+          nonlin::dispatch::backward_from_output(f, x, dy, got);
+        }
+        break;
+    }
+    reference_of(l)(instance, o, type_index<T>(), x.data(), dy.data(), want.data(), x.size());
+    ++t.checked;
+    if (!same_bits(got, want)) {
+      ++t.mismatched;
+      std::printf("level v%d: %.*s, type %d, op %d: dispatched != the direct call built for it\n",
+                  static_cast<int>(l), static_cast<int>(label.size()), label.data(),
+                  type_index<T>(), o);
+    }
+    if (compare_v2_v4) {
+      std::vector<T> v2(x.size()), v3(x.size());
+      dispatch_reference_v2(instance, o, type_index<T>(), x.data(), dy.data(), v2.data(), x.size());
+      dispatch_reference_v3(instance, o, type_index<T>(), x.data(), dy.data(), v3.data(), x.size());
+      t.v2_differs_from_v4 += !same_bits(v2, want);
+      constexpr char const* types[] = {"float", "double", "bfloat16"};
+      constexpr char const* ops[] = {"forward", "backward", "from_output"};
+      std::string const what = std::string(label) + " " + types[type_index<T>()] + " " + ops[o];
+      if (!same_bits(v2, v3)) {
+        t.differing["v2-v3"].insert(what);
+      }
+      if (!same_bits(v3, want)) {
+        t.differing["v3-v4"].insert(what);
+      }
+      if (!same_bits(v2, want)) {
+        t.differing["v2-v4"].insert(what);
+      }
+    }
+  }
+}
+
+level parse(std::string_view s) {
+  return s == "v4" ? level::v4 : s == "v3" ? level::v3 : s == "v2" ? level::v2 : level::none;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  level const detected = nonlin::dispatch::detected_level();
+  std::printf("detected level: v%d\n", static_cast<int>(detected));
+  if (argc == 3 && std::string_view(argv[1]) == "--expect") {
+    level const expected = std::min(parse(argv[2]), detected);
+    level const active = nonlin::dispatch::active_level();
+    std::printf("NONLIN_DISPATCH=%s: active level v%d (expected v%d)\n", argv[2],
+                static_cast<int>(active), static_cast<int>(expected));
+    return active == expected ? 0 : 1;
+  }
+
+  std::size_t const entries[] = {dispatch_test_entries_v2(), dispatch_test_entries_v3(),
+                                 dispatch_test_entries_v4()};
+  std::printf("entry points per level: %zu %zu %zu\n", entries[0], entries[1], entries[2]);
+  if (entries[0] == 0 || entries[0] != entries[1] || entries[1] != entries[2]) {
+    return 1;
+  }
+
+  tally t;
+  for (level l : {level::v2, level::v3, level::v4}) {
+    if (l > detected) {
+      std::printf("level v%d: skipped (the CPU does not run it)\n", static_cast<int>(l));
+      continue;
+    }
+    nonlin::dispatch::set_level_cap(l);
+    if (nonlin::dispatch::active_level() != l) {
+      std::printf("set_level_cap(v%d) left the level at v%d\n", static_cast<int>(l),
+                  static_cast<int>(nonlin::dispatch::active_level()));
+      return 1;
+    }
+    std::size_t instance = 0;
+    nonlin::test::catalog::for_each_instance([&]<class Row>(auto const& i) {
+      check<float>(i.f, instance, i.label, l, l == level::v4, t);
+      check<double>(i.f, instance, i.label, l, l == level::v4, t);
+      check<nonlin::bfloat16>(i.f, instance, i.label, l, l == level::v4, t);
+      ++instance;
+    });
+  }
+  nonlin::dispatch::set_level_cap(level::none);
+  for (auto const& [pair, results] : t.differing) {
+    std::printf("%s: %zu results differ:", pair.c_str(), results.size());
+    for (auto const& r : results) {
+      std::printf(" [%s]", r.c_str());
+    }
+    std::printf("\n");
+  }
+  std::printf(
+      "%ld dispatched calls checked, %ld differ from the direct call of their level; "
+      "v2 and v4 differ on %ld\n",
+      t.checked, t.mismatched, t.v2_differs_from_v4);
+  bool const distinguishable = detected < level::v4 || t.v2_differs_from_v4 > 0;
+  return t.mismatched == 0 && t.checked > 0 && distinguishable ? 0 : 1;
+}

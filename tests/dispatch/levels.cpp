@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// dispatch_test's per-level TU, compiled three times by nonlin_add_dispatch: the entry points of
+// every catalog functor on float, double and bfloat16 spans at this level. Users list theirs
+// with NONLIN_DISPATCH_ELEMENTWISE(F, T); here the catalog gives the functors, so their
+// addresses are taken instead (which makes the compiler define them in this TU just the same).
+
+#include <nonlin/dispatch_level.hpp>
+#include <vector>
+
+#include "common.hpp"
+
+#define DISPATCH_TEST_JOIN2(a, b) a##b
+#define DISPATCH_TEST_JOIN(a, b) DISPATCH_TEST_JOIN2(a, b)
+
+namespace {
+template <class F, class T>
+void add_entries(std::vector<void const*>& out) {
+  using E = nonlin::dispatch::entry<NONLIN_DISPATCH_THIS_LEVEL, F, T>;
+  out.push_back(reinterpret_cast<void const*>(&E::forward));
+  out.push_back(reinterpret_cast<void const*>(&E::backward));
+  if constexpr (nonlin::output_differentiable<F, nonlin::detail::compute_t<T>>) {
+    out.push_back(reinterpret_cast<void const*>(&E::backward_from_output));
+  }
+}
+
+template <class... Rows>
+std::vector<void const*> all_entries(nonlin::test::catalog::rows<Rows...>) {
+  std::vector<void const*> out;
+  (add_entries<typename Rows::functor, float>(out), ...);
+  (add_entries<typename Rows::functor, double>(out), ...);
+  (add_entries<typename Rows::functor, nonlin::bfloat16>(out), ...);
+  return out;
+}
+}  // namespace
+
+// The number of entry points this level defines (all non-null).
+extern "C" std::size_t DISPATCH_TEST_JOIN(dispatch_test_entries_v, NONLIN_DISPATCH_LEVEL)() {
+  std::size_t n = 0;
+  for (void const* p : all_entries(nonlin::test::catalog::all_rows{})) {
+    n += p != nullptr;
+  }
+  return n;
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// dispatch_test's reference: the span kernels called directly, in a TU built for one level
+// (-march=x86-64-vN, REFERENCE_ENTRY names its function); the dispatched calls capped at that
+// level must give the same bits.
+
+#include <cstddef>
+#include <span>
+
+#include "common.hpp"
+
+#ifndef REFERENCE_ENTRY
+#error "REFERENCE_ENTRY names this copy's function"
+#endif
+
+namespace {
+template <class T>
+void run(auto const& f, dispatch_test::op o, void const* a, void const* b, void* out,
+         std::size_t n) {
+  std::span<T const> const first(static_cast<T const*>(a), n);
+  std::span<T const> const second(static_cast<T const*>(b), n);
+  std::span<T> const result(static_cast<T*>(out), n);
+  using F = std::remove_cvref_t<decltype(f)>;
+  switch (o) {
+    case dispatch_test::op::forward:
+      nonlin::forward(f, first, result);
+      break;
+    case dispatch_test::op::backward:
+      nonlin::backward(f, first, second, result);
+      break;
+    case dispatch_test::op::from_output:
+      if constexpr (nonlin::output_differentiable<F, nonlin::detail::compute_t<T>>) {
+        nonlin::backward_from_output(f, first, second, result);
+      }
+      break;
+  }
+}
+}  // namespace
+
+// Catalog instance `instance`, operation `o` on element type `type` (float, double, bfloat16).
+extern "C" void REFERENCE_ENTRY(std::size_t instance, int o, int type, void const* a, void const* b,
+                                void* out, std::size_t n) {
+  dispatch_test::with_instance(instance, [&](auto const& f) {
+    auto const which = static_cast<dispatch_test::op>(o);
+    if (type == 0) {
+      run<float>(f, which, a, b, out, n);
+    } else if (type == 1) {
+      run<double>(f, which, a, b, out, n);
+    } else {
+      run<nonlin::bfloat16>(f, which, a, b, out, n);
+    }
+  });
+}
