@@ -138,17 +138,23 @@ ctest_args=("$@")
 for stage in $stages; do
   case "$stage" in
     test) run_stage test g++ -march=x86-64-v4 "" exhaustive ;;
-    clang) run_stage clang clang++ -march=native "" "exhaustive|package" ;;
+    clang) run_stage clang clang++ -march=native "" "exhaustive|package" \
+             -DNONLIN_TEST_DISPATCH=OFF ;;
     # headers_self_contained (label `headers`, 55-90 s a stage) runs in test (g++) and clang
     # only: including each header alone is a property of the headers and the compiler, not of
     # the ISA or the sanitizers (the lint stage also compiles every header alone).
+    # The tests that build their own x86-64-v2, -v3 and -v4 TUs run in test (isa_mix, dispatch)
+    # and clang (isa_mix): the other stages would build the same TUs again.
     v3) run_stage v3 g++ -march=x86-64-v3 "" "exhaustive|package|examples|headers" \
-          -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF ;;
+          -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF \
+          -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     v2) run_stage v2 g++ -march=x86-64-v2 "" "exhaustive|package|examples|headers" \
-          -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF ;;
+          -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF \
+          -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     sanitize) run_stage sanitize clang++ -march=native \
                 "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-                "exhaustive|package|headers" -DNONLIN_BUILD_BENCHMARKS=OFF ;;
+                "exhaustive|package|headers" -DNONLIN_BUILD_BENCHMARKS=OFF \
+                -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     # Cross-compiled, every test emulated by qemu-user (CMAKE_CROSSCOMPILING_EMULATOR), so
     # accuracy_test screens every 8th point of its grids and random inputs (the neighbours of the
     # known worst places stay dense; NONLIN_ACCURACY_STRIDE=1 for all of them). The examples
