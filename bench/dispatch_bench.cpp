@@ -26,17 +26,8 @@ namespace {
 constexpr std::size_t n = 4096;
 
 std::vector<float>& buffer(int which) {
-  static std::vector<std::vector<float>> buffers = [] {
-    std::vector<std::vector<float>> b(3, std::vector<float>(n));
-    std::uint64_t state = 0x64697370ULL;
-    for (auto& v : b) {
-      for (float& x : v) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        x = static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 16.0 - 8.0);
-      }
-    }
-    return b;
-  }();
+  static std::vector<std::vector<float>> buffers =
+      nonlin::bench::uniform_arrays(3, n, 0x64697370ULL);
   return buffers[static_cast<std::size_t>(which)];
 }
 
@@ -70,10 +61,8 @@ void add(char const* name, F f) {
 }
 
 [[maybe_unused]] bool const registered = [] {
-  add<nonlin::relu, false>("relu", nonlin::relu{});
-  add<nonlin::sigmoid, false>("sigmoid", nonlin::sigmoid{});
-  add<nonlin::gelu_tanh, false>("gelu_tanh", nonlin::gelu_tanh{});
-  add<nonlin::silu, true>("silu", nonlin::silu{});
+  nonlin::bench::for_overhead_rows(
+      []<class F, bool backward>(char const* name, F f) { add<F, backward>(name, f); });
   return true;
 }();
 

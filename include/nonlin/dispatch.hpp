@@ -42,10 +42,17 @@ template <level L, class F, class T>
 struct entry {
   static void forward(F const& f, std::span<T const> x, std::span<T> y);
   static void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx);
-  static void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
-                                   std::span<T> dx) requires
-      output_differentiable<F, nonlin::detail::compute_t<T>>;
 };
+
+// backward_from_output's entry point, for the functors that have one: empty for the others, so
+// that NONLIN_DISPATCH_ELEMENTWISE instantiates it for every functor.
+template <level L, class F, class T, bool = output_differentiable<F, nonlin::detail::compute_t<T>>>
+struct output_entry {
+  static void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
+                                   std::span<T> dx);
+};
+template <level L, class F, class T>
+struct output_entry<L, F, T, false> {};
 
 namespace detail {
 // The cap set by set_level_cap (0: none), and the level in use once chosen (-1: not yet).
@@ -112,59 +119,53 @@ inline void set_level_cap(level cap) noexcept {
   detail::chosen_level.store(-1, std::memory_order_relaxed);
 }
 
-template <class F, nonlin::detail::span_element T>
-requires unary_activation<F, nonlin::detail::compute_t<T>>
-void forward(F const& f, std::span<T const> x, std::span<T> y) {
+}  // namespace NONLIN_ISA
+
+namespace detail {
+inline namespace NONLIN_ISA {
+// run.template operator()<L>() for the active level L, fallback() below x86-64-v2 and off x86.
+template <class Run, class Fallback>
+void at_active_level(Run const& run, Fallback const& fallback) {
 #if NONLIN_DISPATCH_X86
   switch (active_level()) {
     case level::v4:
-      return entry<level::v4, F, T>::forward(f, x, y);
+      return run.template operator()<level::v4>();
     case level::v3:
-      return entry<level::v3, F, T>::forward(f, x, y);
+      return run.template operator()<level::v3>();
     case level::v2:
-      return entry<level::v2, F, T>::forward(f, x, y);
+      return run.template operator()<level::v2>();
     case level::none:
       break;
   }
 #endif
-  nonlin::forward(f, x, y);
+  fallback();
+}
+}  // namespace NONLIN_ISA
+}  // namespace detail
+
+inline namespace NONLIN_ISA {
+
+template <class F, nonlin::detail::span_element T>
+requires unary_activation<F, nonlin::detail::compute_t<T>>
+void forward(F const& f, std::span<T const> x, std::span<T> y) {
+  detail::at_active_level([&]<level L>() { entry<L, F, T>::forward(f, x, y); },
+                          [&] { nonlin::forward(f, x, y); });
 }
 
 template <class F, nonlin::detail::span_element T>
 requires unary_activation<F, nonlin::detail::compute_t<T>>
 void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx) {
-#if NONLIN_DISPATCH_X86
-  switch (active_level()) {
-    case level::v4:
-      return entry<level::v4, F, T>::backward(f, x, dy, dx);
-    case level::v3:
-      return entry<level::v3, F, T>::backward(f, x, dy, dx);
-    case level::v2:
-      return entry<level::v2, F, T>::backward(f, x, dy, dx);
-    case level::none:
-      break;
-  }
-#endif
-  nonlin::backward(f, x, dy, dx);
+  detail::at_active_level([&]<level L>() { entry<L, F, T>::backward(f, x, dy, dx); },
+                          [&] { nonlin::backward(f, x, dy, dx); });
 }
 
 template <class F, nonlin::detail::span_element T>
 requires output_differentiable<F, nonlin::detail::compute_t<T>>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
                           std::span<T> dx) {
-#if NONLIN_DISPATCH_X86
-  switch (active_level()) {
-    case level::v4:
-      return entry<level::v4, F, T>::backward_from_output(f, y, dy, dx);
-    case level::v3:
-      return entry<level::v3, F, T>::backward_from_output(f, y, dy, dx);
-    case level::v2:
-      return entry<level::v2, F, T>::backward_from_output(f, y, dy, dx);
-    case level::none:
-      break;
-  }
-#endif
-  nonlin::backward_from_output(f, y, dy, dx);
+  detail::at_active_level(
+      [&]<level L>() { output_entry<L, F, T>::backward_from_output(f, y, dy, dx); },
+      [&] { nonlin::backward_from_output(f, y, dy, dx); });
 }
 
 // The same for any contiguous ranges, as nonlin::forward's.

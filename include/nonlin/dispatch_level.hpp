@@ -55,10 +55,11 @@ void entry<L, F, T>::backward(F const& f, std::span<T const> x, std::span<T cons
   nonlin::backward(f, x, dy, dx);
 }
 
-template <level L, class F, class T>
-void entry<L, F, T>::backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
-                                          std::span<T> dx) requires
-    output_differentiable<F, nonlin::detail::compute_t<T>> {
+template <level L, class F, class T, bool has_output_derivative>
+void output_entry<L, F, T, has_output_derivative>::backward_from_output(F const& f,
+                                                                        std::span<T const> y,
+                                                                        std::span<T const> dy,
+                                                                        std::span<T> dx) {
   static_assert(L == NONLIN_DISPATCH_THIS_LEVEL, "a level's kernels come from its own TU");
   nonlin::backward_from_output(f, y, dy, dx);
 }
@@ -69,8 +70,9 @@ void entry<L, F, T>::backward_from_output(F const& f, std::span<T const> y, std:
 // spans of T: an explicit instantiation, so they are defined here whether or not this TU calls
 // them.
 #if defined(NONLIN_DISPATCH_LEVEL)
-#define NONLIN_DISPATCH_ELEMENTWISE(F, T) \
-  template struct ::nonlin::dispatch::entry<NONLIN_DISPATCH_THIS_LEVEL, F, T>;
+#define NONLIN_DISPATCH_ELEMENTWISE(F, T)                                      \
+  template struct ::nonlin::dispatch::entry<NONLIN_DISPATCH_THIS_LEVEL, F, T>; \
+  template struct ::nonlin::dispatch::output_entry<NONLIN_DISPATCH_THIS_LEVEL, F, T>;
 #else
 #define NONLIN_DISPATCH_ELEMENTWISE(F, T) \
   static_assert(false,                    \

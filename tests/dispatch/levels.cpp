@@ -19,7 +19,8 @@ void add_entries(std::vector<void const*>& out) {
   out.push_back(reinterpret_cast<void const*>(&E::forward));
   out.push_back(reinterpret_cast<void const*>(&E::backward));
   if constexpr (nonlin::output_differentiable<F, nonlin::detail::compute_t<T>>) {
-    out.push_back(reinterpret_cast<void const*>(&E::backward_from_output));
+    using O = nonlin::dispatch::output_entry<NONLIN_DISPATCH_THIS_LEVEL, F, T>;
+    out.push_back(reinterpret_cast<void const*>(&O::backward_from_output));
   }
 }
 
