@@ -125,7 +125,7 @@ namespace detail {
 inline namespace NONLIN_ISA {
 // run.template operator()<L>() for the active level L, fallback() below x86-64-v2 and off x86.
 template <class Run, class Fallback>
-void at_active_level(Run const& run, Fallback const& fallback) {
+void at_active_level([[maybe_unused]] Run const& run, Fallback const& fallback) {
 #if NONLIN_DISPATCH_X86
   switch (active_level()) {
     case level::v4:
