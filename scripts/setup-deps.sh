@@ -2,17 +2,19 @@
 # Installs the Debian packages nonlin needs, and only those that are missing.
 #   scripts/setup-deps.sh --tests   build and run the tests (the default)
 #   scripts/setup-deps.sh --bench   the above plus the benchmark peers and plotting
-#   scripts/setup-deps.sh --aarch64 the cross toolchain, qemu-user and the arm64 libraries of the
-#                                   test stage aarch64 (not in the default stages: see test.sh)
+#   scripts/setup-deps.sh --aarch64 the cross toolchain, lld, qemu-user and the arm64 libraries
+#                                   of the test stages aarch64 and aarch64-gcc
 set -euo pipefail
 
 # clang-tidy, clang-format: stage lint; libclang-rt-14-dev: libFuzzer and the sanitizer runtimes
 # of clang 14 (Debian 12), stages sanitize and fuzz.
 test_packages=(cmake g++ clang clang-tidy clang-format libclang-rt-14-dev libxsimd-dev googletest
                libgtest-dev libbenchmark-dev libmpfr-dev libgmp-dev python3)
-# Stage aarch64: Debian's cross toolchain and qemu-user, and the arm64 builds of the libraries
-# the tests link (multiarch: they install beside the amd64 ones, under /usr/lib/aarch64-linux-gnu).
-aarch64_packages=(g++-aarch64-linux-gnu qemu-user libxsimd-dev:arm64 libgtest-dev:arm64
+# Stages aarch64 (clang) and aarch64-gcc: Debian's cross toolchain (its libstdc++, crt files and
+# binutils serve clang --target=aarch64-linux-gnu too), ld.lld, qemu-user, and the arm64 builds
+# of the libraries the tests link (multiarch: they install beside the amd64 ones, under
+# /usr/lib/aarch64-linux-gnu).
+aarch64_packages=(g++-aarch64-linux-gnu lld qemu-user libxsimd-dev:arm64 libgtest-dev:arm64
                   libmpfr-dev:arm64 libgmp-dev:arm64)
 # ocl-icd-opencl-dev: Debian's dnnl CMake config requires OpenCL, but libdnnl-dev only
 # recommends it, and we install without recommends.

@@ -240,9 +240,9 @@ inline constexpr bool has_min_max = detail::x86_width<V>();
 // for -0 against +0: x86's max/min with the bound first, one instruction.
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <bool take_max, class V>
-inline V min_max(V const& bound, V const& x) noexcept {
+inline V min_max([[maybe_unused]] V const& bound, V const& x) noexcept {
   static_assert(has_min_max<V>, "arch::min_max: not for this V");
-  constexpr bool is_float = detail::is_float<V>;
+  [[maybe_unused]] constexpr bool is_float = detail::is_float<V>;
 #if defined(__AVX512F__)
   if constexpr (sizeof(V) == 64 && is_float) {
     return V(take_max ? _mm512_max_ps(bound, x) : _mm512_min_ps(bound, x));
