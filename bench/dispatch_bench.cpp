@@ -94,10 +94,10 @@ void add(char const* name, F f) {
                     variant{route::entry, level::v2}, variant{route::dispatched, level::v2}}) {
     std::string row = std::string("disp/") + (backward ? "bwd/" : "fwd/") + name + "/float/";
     if (v.cap != level::none) {
-      row += "v" + std::to_string(static_cast<int>(v.cap)) + "/";
+      row += v.cap == level::v3 ? "v3/" : "v2/";
     }
-    row += v.how == route::direct ? "direct" : v.how == route::entry ? "entry" : "dispatched";
-    row += "/" + std::to_string(n);
+    row += v.how == route::direct ? "direct/" : v.how == route::entry ? "entry/" : "dispatched/";
+    row += std::to_string(n);
     benchmark::RegisterBenchmark(row.c_str(), [f, v](benchmark::State& state) {
       if (v.cap != level::none && nonlin::dispatch::detected_level() < v.cap) {
         state.SkipWithError("the CPU does not run this level");
