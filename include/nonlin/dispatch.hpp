@@ -6,6 +6,10 @@
 //   nonlin::dispatch::forward(f, x, y);                 // the same arguments as nonlin::forward
 //   nonlin::dispatch::backward(f, x, dy, dx);
 //   nonlin::dispatch::backward_from_output(f, y, dy, dx);
+//   nonlin::dispatch::forward(softmax{}, x, y, cols);   // softmax, log_softmax: rows or an
+//   nonlin::dispatch::backward_from_output(softmax{}, y, dy, dx, shape);  // axis_layout
+//   nonlin::dispatch::gated_forward(swiglu{}, value, gate, out);    // and gated_backward,
+//   nonlin::dispatch::gated_forward_fused(swiglu{}, x, out, rows, split);  // gated_backward_fused
 //
 // The kernels of each level come from a translation unit of the program compiled for that level
 // (nonlin/dispatch_level.hpp says what it holds; CMake: nonlin_add_dispatch(target SOURCES ...)
@@ -22,8 +26,11 @@
 #include <cstring>
 #include <span>
 
+#include "axis_layout.hpp"
+#include "glu.hpp"
 #include "isa.hpp"
 #include "kernels.hpp"
+#include "softmax.hpp"
 
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
 #define NONLIN_DISPATCH_X86 1
@@ -53,6 +60,27 @@ struct output_entry {
 };
 template <level L, class F, class T>
 struct output_entry<L, F, T, false> {};
+
+// softmax and log_softmax (F) over an axis (the rows layout is converted before the call).
+template <level L, class F, class T>
+struct normalization_entry {
+  static void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape);
+  static void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy,
+                                   std::span<T> dx, axis_layout shape);
+};
+
+// The gated units (F = gated<act>), separate and fused.
+template <level L, class F, class T>
+struct gated_entry {
+  static void forward(F const& f, std::span<T const> value, std::span<T const> gate,
+                      std::span<T> out);
+  static void backward(F const& f, std::span<T const> value, std::span<T const> gate,
+                       std::span<T const> dy, std::span<T> d_value, std::span<T> d_gate);
+  static void forward_fused(F const& f, std::span<T const> x, std::span<T> out, std::size_t rows,
+                            glu_split split);
+  static void backward_fused(F const& f, std::span<T const> x, std::span<T const> dy,
+                             std::span<T> dx, std::size_t rows, glu_split split);
+};
 
 namespace detail {
 // The cap set by set_level_cap (0: none), and the level in use once chosen (-1: not yet).
@@ -166,6 +194,74 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::at_active_level(
       [&]<level L>() { output_entry<L, F, T>::backward_from_output(f, y, dy, dx); },
       [&] { nonlin::backward_from_output(f, y, dy, dx); });
+}
+
+// softmax / log_softmax over an axis, or over rows of `cols` (the same checks and messages as
+// nonlin::forward's).
+template <normalization F, nonlin::detail::span_element T>
+void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
+  detail::at_active_level([&]<level L>() { normalization_entry<L, F, T>::forward(f, x, y, shape); },
+                          [&] { nonlin::forward(f, x, y, shape); });
+}
+
+template <normalization F, nonlin::detail::span_element T>
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
+                          axis_layout shape) {
+  detail::at_active_level(
+      [&]<level L>() { normalization_entry<L, F, T>::backward_from_output(f, y, dy, dx, shape); },
+      [&] { nonlin::backward_from_output(f, y, dy, dx, shape); });
+}
+
+template <normalization F, nonlin::detail::span_element T>
+void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols) {
+  char const* where =
+      std::same_as<F, log_softmax> ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
+  dispatch::forward(f, x, y, nonlin::detail::rows_layout(where, "x", x.size(), cols));
+}
+
+template <normalization F, nonlin::detail::span_element T>
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
+                          std::size_t cols) {
+  char const* where = std::same_as<F, log_softmax> ? "nonlin::backward_from_output(log_softmax)"
+                                                   : "nonlin::backward_from_output(softmax)";
+  dispatch::backward_from_output(f, y, dy, dx,
+                                 nonlin::detail::rows_layout(where, "y", y.size(), cols));
+}
+
+// The gated units: the arguments of nonlin::gated_forward etc.
+template <class F, nonlin::detail::span_element T>
+requires gated_activation<F, nonlin::detail::compute_t<T>>
+void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate,
+                   std::span<T> out) {
+  detail::at_active_level([&]<level L>() { gated_entry<L, F, T>::forward(f, value, gate, out); },
+                          [&] { nonlin::gated_forward(f, value, gate, out); });
+}
+
+template <class F, nonlin::detail::span_element T>
+requires gated_activation<F, nonlin::detail::compute_t<T>>
+void gated_backward(F const& f, std::span<T const> value, std::span<T const> gate,
+                    std::span<T const> dy, std::span<T> d_value, std::span<T> d_gate) {
+  detail::at_active_level(
+      [&]<level L>() { gated_entry<L, F, T>::backward(f, value, gate, dy, d_value, d_gate); },
+      [&] { nonlin::gated_backward(f, value, gate, dy, d_value, d_gate); });
+}
+
+template <class F, nonlin::detail::span_element T>
+requires gated_activation<F, nonlin::detail::compute_t<T>>
+void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std::size_t rows,
+                         glu_split split) {
+  detail::at_active_level(
+      [&]<level L>() { gated_entry<L, F, T>::forward_fused(f, x, out, rows, split); },
+      [&] { nonlin::gated_forward_fused(f, x, out, rows, split); });
+}
+
+template <class F, nonlin::detail::span_element T>
+requires gated_activation<F, nonlin::detail::compute_t<T>>
+void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> dy, std::span<T> dx,
+                          std::size_t rows, glu_split split) {
+  detail::at_active_level(
+      [&]<level L>() { gated_entry<L, F, T>::backward_fused(f, x, dy, dx, rows, split); },
+      [&] { nonlin::gated_backward_fused(f, x, dy, dx, rows, split); });
 }
 
 // The same for any contiguous ranges, as nonlin::forward's.

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // nonlin::dispatch: with the level capped at each of x86-64-v2, -v3 and -v4 that this CPU runs,
 // every catalog instance's forward, backward and backward_from_output on float, double and
-// bfloat16 spans, dispatched, equal bit for bit the span kernels called directly in a TU built
-// for that level (reference.cpp); and the levels are not all the same code (v2, without FMA,
-// differs from v4 somewhere), and v3 and v4 agree wherever the README says they do (all but
-// float results and the fast tier in double). With --expect vN: NONLIN_DISPATCH (set by ctest) caps
-// the level.
+// bfloat16 spans, and softmax, log_softmax and two gated units (separate and fused), dispatched,
+// equal bit for bit the kernels called directly in a TU built for that level (reference.cpp); and
+// the levels are not all the same code (v2, without FMA, differs from v4 somewhere), and v3 and v4
+// agree wherever the README says they do (all but float results and the fast tier in double). With
+// --expect vN: NONLIN_DISPATCH (set by ctest) caps the level.
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -15,6 +16,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nonlin/dispatch.hpp>
@@ -28,6 +30,10 @@ using reference_fn = void(std::size_t, int, int, void const*, void const*, void*
 extern "C" reference_fn dispatch_reference_v2;
 extern "C" reference_fn dispatch_reference_v3;
 extern "C" reference_fn dispatch_reference_v4;
+using kernels_fn = void(int, int, int, void const*, void const*, void const*, void*, void*);
+extern "C" kernels_fn dispatch_kernels_reference_v2;
+extern "C" kernels_fn dispatch_kernels_reference_v3;
+extern "C" kernels_fn dispatch_kernels_reference_v4;
 
 namespace {
 
@@ -150,6 +156,50 @@ void check(F const& f, std::size_t instance, std::string_view label, level l, bo
   }
 }
 
+kernels_fn* kernels_reference_of(level l) {
+  return l == level::v4   ? &dispatch_kernels_reference_v4
+         : l == level::v3 ? &dispatch_kernels_reference_v3
+                          : &dispatch_kernels_reference_v2;
+}
+
+// softmax, log_softmax and the gated units on T at level l: dispatched against l's direct calls
+// (both outputs), and at v4 also v2 against v4.
+template <class T>
+void check_kernels(level l, tally& t) {
+  using dispatch_test::kernel;
+  std::size_t const n = dispatch_test::kernel_size;
+  std::vector<T> a(n), b(n), c(n);
+  std::uint64_t state = 0x6b65726e656c73ULL;
+  for (auto* v : {&a, &b, &c}) {
+    for (T& e : *v) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      e = make<T>(static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 24.0 - 12.0));
+    }
+  }
+  for (int k = 0; k < dispatch_test::kernel_count; ++k) {
+    bool const gated = k >= static_cast<int>(kernel::gated);
+    for (int unit = 0; unit < (gated ? dispatch_test::gated_count : 1); ++unit) {
+      std::vector<T> got(n, T{}), got2(n, T{}), want(n, T{}), want2(n, T{});
+      dispatch_test::run_kernel<dispatch_test::api<true>, T>(static_cast<kernel>(k), unit, a, b, c,
+                                                             got, got2);
+      kernels_reference_of(l)(k, unit, type_index<T>(), a.data(), b.data(), c.data(), want.data(),
+                              want2.data());
+      ++t.checked;
+      if (!same_bits(got, want) || !same_bits(got2, want2)) {
+        ++t.mismatched;
+        std::printf("level v%d: kernel %d, unit %d, type %d: dispatched != the direct call\n",
+                    static_cast<int>(l), k, unit, type_index<T>());
+      }
+      if (l == level::v4) {
+        std::vector<T> v2(n, T{}), v2_second(n, T{});
+        dispatch_kernels_reference_v2(k, unit, type_index<T>(), a.data(), b.data(), c.data(),
+                                      v2.data(), v2_second.data());
+        t.v2_differs_from_v4 += !same_bits(v2, want) || !same_bits(v2_second, want2);
+      }
+    }
+  }
+}
+
 level parse(std::string_view s) {
   return s == "v4" ? level::v4 : s == "v3" ? level::v3 : s == "v2" ? level::v2 : level::none;
 }
@@ -193,6 +243,9 @@ int main(int argc, char** argv) {
       check<nonlin::bfloat16>(i.f, instance, i.label, l, l == level::v4, t);
       ++instance;
     });
+    check_kernels<float>(l, t);
+    check_kernels<double>(l, t);
+    check_kernels<nonlin::bfloat16>(l, t);
   }
   nonlin::dispatch::set_level_cap(level::none);
   for (auto const& [pair, results] : t.differing) {

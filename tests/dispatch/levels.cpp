@@ -9,6 +9,20 @@
 
 #include "common.hpp"
 
+// The kernels of run_kernel, listed as users list theirs.
+NONLIN_DISPATCH_SOFTMAX(nonlin::softmax, float)
+NONLIN_DISPATCH_SOFTMAX(nonlin::softmax, double)
+NONLIN_DISPATCH_SOFTMAX(nonlin::softmax, nonlin::bfloat16)
+NONLIN_DISPATCH_SOFTMAX(nonlin::log_softmax, float)
+NONLIN_DISPATCH_SOFTMAX(nonlin::log_softmax, double)
+NONLIN_DISPATCH_SOFTMAX(nonlin::log_softmax, nonlin::bfloat16)
+NONLIN_DISPATCH_GATED(nonlin::swiglu, float)
+NONLIN_DISPATCH_GATED(nonlin::swiglu, double)
+NONLIN_DISPATCH_GATED(nonlin::swiglu, nonlin::bfloat16)
+NONLIN_DISPATCH_GATED(nonlin::geglu, float)
+NONLIN_DISPATCH_GATED(nonlin::geglu, double)
+NONLIN_DISPATCH_GATED(nonlin::geglu, nonlin::bfloat16)
+
 #define DISPATCH_TEST_JOIN2(a, b) a##b
 #define DISPATCH_TEST_JOIN(a, b) DISPATCH_TEST_JOIN2(a, b)
 

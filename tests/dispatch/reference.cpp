@@ -8,8 +8,8 @@
 
 #include "common.hpp"
 
-#ifndef REFERENCE_ENTRY
-#error "REFERENCE_ENTRY names this copy's function"
+#if !defined(REFERENCE_ENTRY) || !defined(REFERENCE_KERNELS)
+#error "REFERENCE_ENTRY and REFERENCE_KERNELS name this copy's functions"
 #endif
 
 namespace {
@@ -49,4 +49,23 @@ extern "C" void REFERENCE_ENTRY(std::size_t instance, int o, int type, void cons
       run<nonlin::bfloat16>(f, which, a, b, out, n);
     }
   });
+}
+
+// Kernel k (dispatch_test::kernel) with gated unit `unit` on element type `type`.
+extern "C" void REFERENCE_KERNELS(int k, int unit, int type, void const* a, void const* b,
+                                  void const* c, void* out, void* out2) {
+  auto run = [&]<class T>() {
+    std::size_t const n = dispatch_test::kernel_size;
+    dispatch_test::run_kernel<dispatch_test::api<false>, T>(
+        static_cast<dispatch_test::kernel>(k), unit, {static_cast<T const*>(a), n},
+        {static_cast<T const*>(b), n}, {static_cast<T const*>(c), n}, {static_cast<T*>(out), n},
+        {static_cast<T*>(out2), n});
+  };
+  if (type == 0) {
+    run.template operator()<float>();
+  } else if (type == 1) {
+    run.template operator()<double>();
+  } else {
+    run.template operator()<nonlin::bfloat16>();
+  }
 }
