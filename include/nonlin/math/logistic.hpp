@@ -81,6 +81,17 @@ inline double_float<V> quotient_hi_lo(V const& n, double_float<V> const& d) noex
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
+// (n.hi + n.lo) / (d.hi + d.lo) rounded once, for finite n and d > 0 with |d.lo| <= ulp(d.hi)/2
+// (a two-sum's): hi = n.hi r from quotient_seed, the residual n - hi d by two fmas (the first
+// exact where the seed is within 2^-14) plus n.lo, one step.
+template <real_value V>
+inline V divide_hi_lo(double_float<V> const& n, double_float<V> const& d) noexcept {
+  V const r = math::quotient_seed(d.hi);
+  V const q0 = n.hi * r;
+  V const residual = math::fma(math::neg(q0), d.lo, math::fma(math::neg(q0), d.hi, n.hi)) + n.lo;
+  return math::fma(residual, r, q0);
+}
+
 // (d.hi + d.lo)^2 as hi + lo to first order in d.lo: d.hi^2 exactly (two_product), plus
 // 2 d.hi d.lo.
 template <real_value V>
