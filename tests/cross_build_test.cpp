@@ -32,6 +32,7 @@
 #include <nonlin/nonlin.hpp>
 
 #include "catalog/catalog.hpp"
+#include "support/grid_inputs.hpp"
 
 namespace {
 
@@ -51,39 +52,15 @@ std::string build_class() {
 #endif
 }
 
-template <class T>
-T make(float v) {
-  if constexpr (nonlin::storage16<T>) {
-    return T::from_float(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-// A grid over [-30, 30] that also hits the tails, the specials, and values of dy from a fixed
-// LCG in [-2, 2).
-template <class T>
-std::vector<T> inputs() {
-  std::vector<T> x;
-  constexpr int n = 6000;
-  for (int i = 0; i <= n; ++i) {
-    x.push_back(make<T>(static_cast<float>(-30.0 + 60.0 * i / n)));
-  }
-  for (float v : {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
-                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                  -90.0f, -100.0f, -150.0f, 90.0f, 1e-30f, -1e-30f, 1e-40f, 3e38f, -3e38f}) {
-    x.push_back(make<T>(v));
-  }
-  return x;
-}
-
+// dy: a fixed LCG in [-2, 2).
 template <class T>
 std::vector<T> gradients(std::size_t n) {
   std::vector<T> dy(n);
   std::uint64_t state = 0x63726f7373ULL;
   for (auto& v : dy) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    v = make<T>(static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 4.0 - 2.0));
+    v = nonlin::test::from_float<T>(
+        static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 4.0 - 2.0));
   }
   return dy;
 }
@@ -133,7 +110,7 @@ std::map<std::string, std::string> this_build() {
     auto const& f = i.f;
     using F = std::remove_cvref_t<decltype(f)>;
     auto one_type = [&]<class T>() {
-      auto const x = inputs<T>();
+      auto const x = nonlin::test::grid_inputs<T>();
       auto const dy = gradients<T>(x.size());
       std::vector<T> out(x.size());
       std::string const key = std::string(i.label) + " " + type_name<T>() + " ";

@@ -22,6 +22,7 @@
 #include <nonlin/dispatch.hpp>
 
 #include "common.hpp"
+#include "support/grid_inputs.hpp"
 
 extern "C" std::size_t dispatch_test_entries_v2();
 extern "C" std::size_t dispatch_test_entries_v3();
@@ -45,31 +46,7 @@ reference_fn* reference_of(level l) {
                           : &dispatch_reference_v2;
 }
 
-// v as a T (bfloat16 from float, rounded to nearest even).
-template <class T>
-T make(float v) {
-  if constexpr (nonlin::storage16<T>) {
-    return T::from_float(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-template <class T>
-std::vector<T> inputs() {
-  std::vector<T> x;
-  constexpr int n = 6000;
-  for (int i = 0; i <= n; ++i) {
-    x.push_back(make<T>(static_cast<float>(-30.0 + 60.0 * i / n)));
-  }
-  for (float v : {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
-                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
-                  -90.0f, 1e-30f}) {
-    x.push_back(make<T>(v));
-  }
-  return x;
-}
-
+using nonlin::test::grid_inputs;
 template <class T>
 bool same_bits(std::vector<T> const& a, std::vector<T> const& b) {
   for (std::size_t k = 0; k < a.size(); ++k) {
@@ -103,8 +80,8 @@ struct tally {
 template <class T, class F>
 void check(F const& f, std::size_t instance, std::string_view label, level l, bool compare_v2_v4,
            tally& t) {
-  auto const x = inputs<T>();
-  std::vector<T> dy(x.size(), make<T>(0.75f)), got(x.size()), want(x.size());
+  auto const x = grid_inputs<T>();
+  std::vector<T> dy(x.size(), nonlin::test::from_float<T>(0.75f)), got(x.size()), want(x.size());
   auto const op_count = nonlin::output_differentiable<F, nonlin::detail::compute_t<T>> ? 3 : 2;
   for (int o = 0; o < op_count; ++o) {
     switch (static_cast<dispatch_test::op>(o)) {
@@ -173,7 +150,8 @@ void check_kernels(level l, tally& t) {
   for (auto* v : {&a, &b, &c}) {
     for (T& e : *v) {
       state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      e = make<T>(static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 24.0 - 12.0));
+      e = nonlin::test::from_float<T>(
+          static_cast<float>(static_cast<double>(state >> 40) * 0x1p-24 * 24.0 - 12.0));
     }
   }
   for (int k = 0; k < dispatch_test::kernel_count; ++k) {
