@@ -41,6 +41,7 @@
 
 #include "catalog/catalog.hpp"
 #include "support/accuracy_scan.hpp"
+#include "support/accuracy_stride.hpp"
 
 namespace nonlin::test {
 namespace {
@@ -118,24 +119,6 @@ std::vector<double> const& special_places() {
   return places;
 }
 
-// NONLIN_ACCURACY_STRIDE, a positive integer; 1 (every point) where it is unset or empty.
-int input_stride() {
-  static int const stride = [] {
-    char const* text = std::getenv("NONLIN_ACCURACY_STRIDE");
-    if (text == nullptr || *text == '\0') {
-      return 1;
-    }
-    char* end = nullptr;
-    long const k = std::strtol(text, &end, 10);
-    if (*end != '\0' || k < 1 || k > 1000) {
-      throw std::invalid_argument(std::string("NONLIN_ACCURACY_STRIDE=") + text +
-                                  ": want an integer in [1, 1000]");
-    }
-    return static_cast<int>(k);
-  }();
-  return stride;
-}
-
 template <class T>
 void add_neighbours(std::vector<T>& out, double place, int count) {
   T const c = static_cast<T>(place);
@@ -153,7 +136,7 @@ void add_neighbours(std::vector<T>& out, double place, int count) {
 std::vector<float> const& float_inputs() {
   static std::vector<float> const inputs = [] {
     std::vector<float> v;
-    int const stride = input_stride();
+    int const stride = accuracy_stride();
     for (int k = -20 * 512; k <= 20 * 512; k += stride) {
       v.push_back(static_cast<float>(k) / 512.0f);
     }
@@ -176,7 +159,7 @@ std::vector<float> const& float_inputs() {
 std::vector<double> const& double_inputs() {
   static std::vector<double> const inputs = [] {
     std::vector<double> v;
-    int const stride = input_stride();
+    int const stride = accuracy_stride();
     constexpr int n = 50000;
     for (int k = 0; k < n; k += stride) {
       v.push_back(-40.0 + (k + 0.3819660112501051) * (80.0 / n));

@@ -18,6 +18,7 @@
 
 #include <nonlin/softmax.hpp>
 
+#include "support/accuracy_stride.hpp"
 #include "support/gradient_error.hpp"
 #include "support/step16.hpp"
 
@@ -656,10 +657,10 @@ TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
 }
 
 // The gradients within 4 units of u * (the sum of the magnitudes that make up each element)
-// (issue 10, item 9), at 10 to 10^5 classes, T = 0.1, 1, 10, both layouts; tools/gradient_error
-// prints the table (1-3.4 measured). Before: <p, dp> and sum dy plain sums (up to 886 units in the
-// strided layout at 10^5), the cross-entropy gradient from exp(log p) and a plain sum of q (up to
-// 100 units).
+// (issue 10, item 9), at 10 to 10^5 classes (10^5 only where NONLIN_ACCURACY_STRIDE is 1),
+// T = 0.1, 1, 10, both layouts; tools/gradient_error prints the table (1-3.4 measured). Before:
+// <p, dp> and sum dy plain sums (up to 886 units in the strided layout at 10^5), the
+// cross-entropy gradient from exp(log p) and a plain sum of q (up to 100 units).
 TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
   using T = TypeParam;
   namespace ge = gradient_error;
@@ -669,6 +670,9 @@ TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
         continue;
       }
       for (std::size_t cols : {std::size_t{10}, std::size_t{1000}, std::size_t{100000}}) {
+        if (cols > 1000 && accuracy_stride() > 1) {
+          continue;  // 85 s of the aarch64 stage: binary128 long double emulated under qemu
+        }
         for (double t : {0.1, 1.0, 10.0}) {
           ge::setup const s{o, cols, t, inner, cols >= 100000 ? 1u : 4u, 7};
           EXPECT_LE(ge::worst<T>(s), 4.0)

@@ -3,7 +3,8 @@
 // derivative (backward with dy = 1) for every one of the 65536 inputs of every default-tier
 // catalog row, against MPFR (support/storage16_scan.hpp). Rounding the float results once
 // instead misrounds some of them: counted too, so that the recomputation in double is seen to
-// matter (the test of math::near_midpoint16 itself is in float16_test).
+// matter (the test of math::near_midpoint16 itself is in float16_test). Every k-th input where
+// NONLIN_ACCURACY_STRIDE=k (support/accuracy_stride.hpp; the aarch64 stage under qemu).
 
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/accuracy_stride.hpp"
 #include "support/storage16_scan.hpp"
 
 namespace nonlin::test {
@@ -21,13 +23,14 @@ namespace {
 
 template <storage16 T, class F>
 accuracy::storage16_result scan_on_two_threads(F const& f) {
+  auto const stride = static_cast<std::uint32_t>(accuracy_stride());
   accuracy::storage16_result low;
   accuracy::storage16_result high;
   std::thread other([&] {
-    high = accuracy::scan_storage16<T>(f, 0x8000, 0x10000);
+    high = accuracy::scan_storage16<T>(f, 0x8000, 0x10000, stride);
     mpfr_free_cache();  // MPFR's per-thread constant caches, which LeakSanitizer reports
   });
-  low = accuracy::scan_storage16<T>(f, 0, 0x8000);
+  low = accuracy::scan_storage16<T>(f, 0, 0x8000, stride);
   other.join();
   accuracy::merge(low, high);
   return low;
@@ -59,8 +62,11 @@ void expect_correctly_rounded(char const* type) {
       float_only += r.forward_float_only.wrong + r.derivative_float_only.wrong;
     }
   });
-  // Without the recomputation some results would be misrounded: the test above can fail.
-  EXPECT_GT(float_only, 0);
+  // Without the recomputation some results would be misrounded: the test above can fail
+  // (the inputs that show it are rare: every 8th pattern finds none for bfloat16).
+  if (accuracy_stride() == 1) {
+    EXPECT_GT(float_only, 0);
+  }
 }
 
 TEST(Storage16Accuracy, BFloat16IsCorrectlyRoundedOnEveryInput) {

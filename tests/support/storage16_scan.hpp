@@ -83,11 +83,12 @@ bool same_value(T got, T want) {
 
 // Inputs [begin, end) of the 65536 bit patterns (split so that threads can share the work).
 template <storage16 T, class F>
-storage16_result scan_storage16(F const& f, std::uint32_t begin = 0, std::uint32_t end = 0x10000) {
-  std::size_t const n = end - begin;
+storage16_result scan_storage16(F const& f, std::uint32_t begin = 0, std::uint32_t end = 0x10000,
+                                std::uint32_t stride = 1) {
+  std::size_t const n = (end - begin + stride - 1) / stride;
   std::vector<T> x(n);
   for (std::size_t i = 0; i < n; ++i) {
-    x[i].bits = static_cast<std::uint16_t>(begin + i);
+    x[i].bits = static_cast<std::uint16_t>(begin + i * stride);
   }
   std::vector<T> const ones(n, T::from_float(1.0F));
   std::vector<T> y(n);

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// NONLIN_ACCURACY_STRIDE=k in the environment (CMake's NONLIN_ACCURACY_STRIDE sets it for ctest):
+// the accuracy screens keep every k-th input, for builds where each evaluation is slow (the
+// aarch64 stage under qemu, where MPFR and the binary128 long double are emulated too).
+//   accuracy_test             every k-th point of its grids and random patterns (the
+//                             neighbours of the special places stay dense)
+//   storage16_accuracy_test   every k-th of the 65536 bit patterns
+//   softmax_test              the gradient bound at 10 and 1000 classes, not 10^5, when k > 1
+// 1 (everything) where it is unset or empty.
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace nonlin::test {
+
+inline int accuracy_stride() {
+  static int const stride = [] {
+    char const* text = std::getenv("NONLIN_ACCURACY_STRIDE");
+    if (text == nullptr || *text == '\0') {
+      return 1;
+    }
+    char* end = nullptr;
+    long const k = std::strtol(text, &end, 10);
+    if (*end != '\0' || k < 1 || k > 1000) {
+      throw std::invalid_argument(std::string("NONLIN_ACCURACY_STRIDE=") + text +
+                                  ": want an integer in [1, 1000]");
+    }
+    return static_cast<int>(k);
+  }();
+  return stride;
+}
+
+}  // namespace nonlin::test
