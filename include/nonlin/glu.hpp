@@ -122,11 +122,11 @@ inline namespace NONLIN_ISA {
 // same array as an input; the tail runs the same batch code on a zero-padded copy.
 // The op is copied in, as in elementwise.
 // The lanes of either result of r near a midpoint of T, recomputed in double from the inputs
-// (elementwise's recomputed_near_midpoints for two results; rare, out of line, by value).
+// (elementwise's recomputed_near_midpoints for two results; out of line, by value).
 template <class T, class B, class Op, class... In>
-NONLIN_COLD gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated_gradient<B> r,
-                                                             std::size_t i, std::size_t count,
-                                                             In... in) {
+NONLIN_OUT_OF_LINE gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated_gradient<B> r,
+                                                                    std::size_t i,
+                                                                    std::size_t count, In... in) {
   B const lane_index = B::load_aligned(lane_numbers<B>().data());
   std::uint64_t const count_bits = count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0};
   std::uint64_t const near_value = lane_bits<B>(near_midpoints<T>(r.d_value)) & count_bits;

@@ -81,15 +81,13 @@ constexpr auto near_midpoint16(V const& m) noexcept {
 // 16-bit type rounds to inf, as it does d. NaN stays NaN.
 inline float round_to_odd(double d) noexcept {
   float const nearest = static_cast<float>(d);
-  if (!(static_cast<double>(nearest) != d) || d != d) {
-    return nearest;
-  }
-  auto bits = std::bit_cast<std::uint32_t>(nearest);
-  // A rounded-up magnitude (inf included) steps one float down toward zero.
-  if (std::abs(static_cast<double>(nearest)) > std::abs(d)) {
-    bits -= 1;
-  }
-  return std::bit_cast<float>(bits | 1U);
+  double const back = static_cast<double>(nearest);
+  // Without branches (the kernels call it on the lanes near a midpoint, which fall at random):
+  // a magnitude rounded up (inf included) steps one float down toward zero, an inexact result
+  // gets its last bit set; NaN compares false both times and comes back as it was rounded.
+  auto const step = static_cast<std::uint32_t>(std::abs(back) > std::abs(d));
+  auto const odd = static_cast<std::uint32_t>(back < d || back > d);
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(nearest) - step) | odd);
 }
 
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
