@@ -14,7 +14,7 @@ struct mish_row : row_defaults {
   using functor = nonlin::mish;
   static constexpr std::string_view name = "mish";
   static constexpr std::string_view formula = "x·tanh(softplus x)";
-  static constexpr ulp_bounds bounds{{}, {4.0, "a quotient of rounded pieces"}};
+  static constexpr ulp_bounds bounds{{}, {3.0, "u B / D^2 with B's inner sum rounded"}};
   static std::vector<instance<functor>> instances() { return {{name, {}}}; }
   static limits at_infinity(functor const&) { return {0, infinity, 0, 1}; }
   template <class T>
