@@ -327,11 +327,12 @@ TYPED_TEST(Float16, SimdConversionsMatchScalar) {
 
 // ---- span kernels -----------------------------------------------------------------------------
 
+// squared_relu: the kernels' exact16::normal test (only subnormal results recomputed).
 auto const kernel_functors =
     std::make_tuple(nonlin::sigmoid{}, nonlin::tanh{}, nonlin::gelu_tanh{}, nonlin::silu{},
-                    nonlin::relu{}, nonlin::elu{}, nonlin::fast::sigmoid{});
-constexpr std::array<char const*, 7> kernel_functor_names{"sigmoid", "tanh", "gelu_tanh",    "silu",
-                                                          "relu",    "elu",  "fast::sigmoid"};
+                    nonlin::relu{}, nonlin::elu{}, nonlin::fast::sigmoid{}, nonlin::squared_relu{});
+constexpr std::array<char const*, 8> kernel_functor_names{
+    "sigmoid", "tanh", "gelu_tanh", "silu", "relu", "elu", "fast::sigmoid", "squared_relu"};
 
 template <class Body>
 void for_each_kernel_functor(Body const& body) {

@@ -62,16 +62,30 @@ void require_output_backward_defined(F const& f) {
   }
 }
 
-// A functor whose every result is an argument, 0 or a small integer (relu, relu6, step,
-// identity: `static constexpr bool exact_results = true`) gives 16-bit values exactly: its
-// span kernels skip the midpoint test of math/round16.hpp.
+// What a functor's float results from 16-bit inputs are known to be, so that its span kernels on
+// 16-bit arrays test fewer lanes against the midpoints of math/round16.hpp:
+//   all:    every result is an argument, 0 or a small integer (relu, relu6, step, identity:
+//           `static constexpr bool exact_results = true`): no test at all;
+//   normal: every normal result is exact (squared_relu: products of two 16-bit values, at most
+//           22 significant bits, and a factor 2: `static constexpr bool exact_normal_results =
+//           true`): only subnormal results are tested. Such exact results lie on a midpoint
+//           often, and each marked lane is recomputed in double;
+//   none:   any result may have been rounded: every lane is tested.
+enum class exact16 { none, normal, all };
+
 template <class F>
-constexpr bool has_exact_results() {
+constexpr exact16 exactness16() {
   if constexpr (requires { F::exact_results; }) {
-    return F::exact_results;
-  } else {
-    return false;
+    if constexpr (F::exact_results) {
+      return exact16::all;
+    }
   }
+  if constexpr (requires { F::exact_normal_results; }) {
+    if constexpr (F::exact_normal_results) {
+      return exact16::normal;
+    }
+  }
+  return exact16::none;
 }
 
 // The element types a span kernel takes, and the type its functor computes in.
@@ -199,11 +213,17 @@ T rounded16(Op const& op, X... x) {
   }
 }
 
-// Whether any lane of r is near a midpoint of T (r: floats on their way to T).
-template <class T, class B>
+// The lanes of r near a midpoint of T (r: floats on their way to T); for exact16::normal only
+// those that are subnormal too (one compare more).
+template <class T, exact16 E = exact16::none, class B>
 NONLIN_ALWAYS_INLINE auto near_midpoints(B const& r) {
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
-  return math::near_midpoint16<T>(math::bits16::as_bits(r) & I(0x7fffffff));
+  I const magnitude = math::bits16::as_bits(r) & I(0x7fffffff);
+  if constexpr (E == exact16::normal) {
+    return math::near_midpoint16<T>(magnitude) & (magnitude < I(0x00800000));
+  } else {
+    return math::near_midpoint16<T>(magnitude);
+  }
 }
 
 // Bit k set where lane k of the mask (of batches B) is true.
@@ -242,16 +262,17 @@ std::array<float, B::size> const& lane_numbers() {
 // for the call). Rare for the transcendental functions (16 of 2^16 results of bfloat16), but
 // results that are exact in float often lie on a midpoint themselves: on the benchmarks'
 // inputs, elu's and celu's backward from the output call it in 81% of the iterations of 64
-// bfloat16 elements, squared_relu's forward and hardsigmoid's in 50-55%, hardswish's backward
-// in 64% (a per-lane test cannot tell an exact result from a rounded one).
-template <class T, class B, std::size_t N, class Op, class... In>
+// bfloat16 elements, hardsigmoid's forward in 55% (squared_relu's in 50% before it declared
+// exact16::normal), hardswish's backward in 64% (a per-lane test cannot tell an exact result
+// from a rounded one; a functor can say which of its results are exact: exactness16).
+template <class T, exact16 E, class B, std::size_t N, class Op, class... In>
 NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<B, N> r,
                                                               std::size_t i, std::size_t count,
                                                               In... in) {
   static_assert(N * B::size <= 64);
   std::uint64_t marked = 0;
   for (std::size_t j = 0; j < N; ++j) {
-    marked |= lane_bits<B>(near_midpoints<T>(r[j])) << (j * B::size);
+    marked |= lane_bits<B>(near_midpoints<T, E>(r[j])) << (j * B::size);
   }
   if (count < 64) {
     marked &= (std::uint64_t{1} << count) - 1;
@@ -278,7 +299,7 @@ NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<
 // spent 2.7x the time of relu6's on that; a local whose address does not escape stays in
 // registers.
 NONLIN_LOOP_DIAGNOSTICS_PUSH
-template <class Arch, bool exact_results = false, class T, class Op, class... In>
+template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in) {
   Op const op = shared_op;
   using batch = xsimd::batch<compute_t<T>, Arch>;
@@ -291,17 +312,17 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // alternated.
   // 16-bit results near a midpoint are recomputed in double (math/round16.hpp), the four
   // batches tested with one branch; the inputs are read again for that, before any store.
-  constexpr bool recompute = storage16<T> && !exact_results && recomputable_in_double<Op, In...>;
+  constexpr bool recompute = storage16<T> && E != exact16::all && recomputable_in_double<Op, In...>;
   for (; i + 4 * width <= n; i += 4 * width) {
     batch r0 = op(load_batch<batch>(in.data() + i)...);
     batch r1 = op(load_batch<batch>(in.data() + i + width)...);
     batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
     batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
     if constexpr (recompute) {
-      if (xsimd::any(near_midpoints<T>(r0) | near_midpoints<T>(r1) | near_midpoints<T>(r2) |
-                     near_midpoints<T>(r3))) [[unlikely]] {
+      if (xsimd::any(near_midpoints<T, E>(r0) | near_midpoints<T, E>(r1) |
+                     near_midpoints<T, E>(r2) | near_midpoints<T, E>(r3))) [[unlikely]] {
         std::array<batch, 4> const r =
-            recomputed_near_midpoints<T>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
+            recomputed_near_midpoints<T, E>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
         r0 = r[0];
         r1 = r[1];
         r2 = r[2];
@@ -315,8 +336,8 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   }
   auto const evaluate = [&](batch r, std::size_t count) {
     if constexpr (recompute) {
-      if (xsimd::any(near_midpoints<T>(r))) [[unlikely]] {
-        r = recomputed_near_midpoints<T>(op, std::array{r}, i, count, in...)[0];
+      if (xsimd::any(near_midpoints<T, E>(r))) [[unlikely]] {
+        r = recomputed_near_midpoints<T, E>(op, std::array{r}, i, count, in...)[0];
       }
     }
     return r;
@@ -343,7 +364,7 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
   // The ops say their result type, so that recomputable_in_double asks whether f takes double.
-  detail::elementwise<Arch, detail::has_exact_results<F>()>(
+  detail::elementwise<Arch, detail::exactness16<F>()>(
       [f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
 }
 
@@ -356,7 +377,7 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_same_size<T>(where, "x", x, "dx", dx);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  detail::elementwise<Arch, detail::has_exact_results<F>()>(
+  detail::elementwise<Arch, detail::exactness16<F>()>(
       [f](auto xb, auto dyb) -> decltype(f.backward(xb, dyb)) { return f.backward(xb, dyb); }, dx,
       x, dy);
 }
@@ -372,7 +393,7 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   detail::require_output_backward_defined(f);
-  detail::elementwise<Arch, detail::has_exact_results<F>()>(
+  detail::elementwise<Arch, detail::exactness16<F>()>(
       [f](auto yb, auto dyb) -> decltype(f.backward_from_output(yb, dyb)) {
         return f.backward_from_output(yb, dyb);
       },

@@ -209,6 +209,9 @@ struct leaky_relu {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct squared_relu {
+  // From 16-bit inputs (at most 11 significant bits each) x^2 and dy (2x) have at most 22: every
+  // normal float result is exact, only a subnormal one may need the recomputation in double.
+  static constexpr bool exact_normal_results = true;
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const r = relu()(x);
