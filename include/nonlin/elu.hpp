@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -50,10 +51,14 @@ inline V exponential_linear(V x, V scaled_x, math::double_float<V> scale_alpha, 
   V const left = math::fma(scale_alpha.hi, e_minus_1, scale_alpha.lo * e_minus_1);
   return math::select(x > V(0), scaled_x, left);
 }
-// left_scale = scale alpha / width, as hi + lo, multiplied into e^(x / width) before its scale.
-template <real_value V>
-inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_scale,
-                                       double width) {
+// left_scale = scale alpha / width, as hi + lo (a double_float<V>) or, where it is a V itself,
+// as one V (two operations fewer: elu with alpha = 1 or any other float alpha, celu),
+// multiplied into e^(x / width) before its scale.
+template <class K, class V>
+concept left_scale_of = std::same_as<K, V> || std::same_as<K, math::double_float<V>>;
+
+template <real_value V, left_scale_of<V> K>
+inline V exponential_linear_derivative(V x, V scale, K left_scale, double width) {
   V const negative_part = detail::over_width(math::clamp_above(x, V(0)), width);
   // A NaN x stays NaN through the clamp and the exp, and takes the left side.
   V const left = math::times(math::exp_scaled_nonpositive(negative_part), left_scale);
@@ -61,12 +66,11 @@ inline V exponential_linear_derivative(V x, V scale, math::double_float<V> left_
 }
 // dy times the derivative, rounded once also where alpha e^(x / width) alone is below the
 // normal range (math::with_product_tail).
-template <real_value V>
-inline V exponential_linear_backward(V x, V dy, V scale, math::double_float<V> left_scale,
-                                     double width) {
+template <real_value V, left_scale_of<V> K>
+inline V exponential_linear_backward(V x, V dy, V scale, K left_scale, double width) {
   V const negative_part = detail::over_width(math::clamp_above(x, V(0)), width);
   V const common = dy * exponential_linear_derivative(x, scale, left_scale, width);
-  auto tail = [](V arg, math::double_float<V> k, V factor) {
+  auto tail = [](V arg, K k, V factor) {
     auto e = math::exp_scaled_nonpositive<math::exp_range::product>(arg);
     return math::scale_times(math::unscaled_times(e, k), e.n, factor);
   };
@@ -85,13 +89,23 @@ struct elu {
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return detail::exponential_linear(x, x, math::constant<V>(alpha), 1.0);
   }
+  // alpha as one V where it is one (the default 1 and every float alpha; every alpha in double):
+  // a branch on the parameter, the same in the scalar and the batch code.
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return detail::exponential_linear_derivative(x, math::c<V>(1), math::constant<V>(alpha), 1.0);
+    math::double_float<V> k = math::constant<V>(alpha);  // not const: GCC 12 would store it
+    if (math::constant_is_exact<V>(alpha)) {
+      return detail::exponential_linear_derivative(x, math::c<V>(1), k.hi, 1.0);
+    }
+    return detail::exponential_linear_derivative(x, math::c<V>(1), k, 1.0);
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::constant<V>(alpha), 1.0);
+    math::double_float<V> k = math::constant<V>(alpha);  // not const: GCC 12 would store it
+    if (math::constant_is_exact<V>(alpha)) {
+      return detail::exponential_linear_backward(x, dy, math::c<V>(1), k.hi, 1.0);
+    }
+    return detail::exponential_linear_backward(x, dy, math::c<V>(1), k, 1.0);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -165,13 +179,11 @@ struct celu {
   // alpha / alpha = 1 on the left: e^(x / alpha) alone.
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return detail::exponential_linear_derivative(x, math::c<V>(1),
-                                                 math::double_float<V>{math::c<V>(1), V(0)}, alpha);
+    return detail::exponential_linear_derivative(x, math::c<V>(1), math::c<V>(1), alpha);
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return detail::exponential_linear_backward(x, dy, math::c<V>(1),
-                                               math::double_float<V>{math::c<V>(1), V(0)}, alpha);
+    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::c<V>(1), alpha);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {

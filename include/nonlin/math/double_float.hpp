@@ -88,6 +88,13 @@ inline double_float<V> constant(double value) noexcept {
   return {V(hi), V(lo)};
 }
 
+// Whether constant<V>(value) has no remainder (value is a scalar_t<V>; always in double).
+template <real_value V>
+inline bool constant_is_exact(double value) noexcept {
+  using T = scalar_t<V>;
+  return static_cast<T>(value - static_cast<double>(static_cast<T>(value))) == T(0);
+}
+
 // A double_double constant in V: hi rounded to scalar_t<V>, the rest in lo.
 template <real_value V>
 inline double_float<V> constant(double_double value) noexcept {
