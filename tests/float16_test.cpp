@@ -30,6 +30,22 @@
 namespace nonlin::test {
 namespace {
 
+#if defined(__AVX512BF16__)
+// float16_bf16_test (tests/CMakeLists.txt): this build narrows bfloat16 by AVX-512 BF16, so it
+// runs only where the CPU has it.
+class RequiresAvx512Bf16 : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!__builtin_cpu_supports("avx512bf16")) {
+      GTEST_SKIP() << "this CPU has no AVX-512 BF16";
+    }
+  }
+};
+::testing::Environment* const requires_avx512_bf16 =
+    ::testing::AddGlobalTestEnvironment(new RequiresAvx512Bf16);
+static_assert(math::arch::has_bfloat16_narrow<xsimd::batch<float>>);
+#endif
+
 // The format's shape, written out here rather than taken from the library.
 template <class T>
 struct format;

@@ -218,11 +218,25 @@ T rounded16(Op const& op, X... x) {
 template <class T, exact16 E = exact16::none, class B>
 NONLIN_ALWAYS_INLINE auto near_midpoints(B const& r) {
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
-  I const magnitude = math::bits16::as_bits(r) & I(0x7fffffff);
-  if constexpr (E == exact16::normal) {
-    return math::near_midpoint16<T>(magnitude) & (magnitude < I(0x00800000));
+  if constexpr (std::is_same_v<T, bfloat16> && E == exact16::none) {
+    return math::near_midpoint16<T>(math::bits16::as_bits(r));  // the sign does not matter
   } else {
-    return math::near_midpoint16<T>(magnitude);
+    I const magnitude = math::bits16::as_bits(r) & I(0x7fffffff);
+    if constexpr (E == exact16::normal) {
+      return math::near_midpoint16<T>(magnitude) & (magnitude < I(0x00800000));
+    } else {
+      return math::near_midpoint16<T>(magnitude);
+    }
+  }
+}
+
+// math::has_narrow16_exceptions for any element type (false for float and double).
+template <class B, class T>
+constexpr bool narrowed_with_exceptions() {
+  if constexpr (storage16<T>) {
+    return math::has_narrow16_exceptions<B, T>;
+  } else {
+    return false;
   }
 }
 
@@ -313,26 +327,50 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // 16-bit results near a midpoint are recomputed in double (math/round16.hpp), the four
   // batches tested with one branch; the inputs are read again for that, before any store.
   constexpr bool recompute = storage16<T> && E != exact16::all && recomputable_in_double<Op, In...>;
+  // bfloat16 with AVX-512 BF16: the lanes that its narrowing instruction would flush (subnormal
+  // results) join the near ones in that one branch, and the usual iteration stores two batches
+  // an instruction with no test of its own.
+  constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
+  auto const flagged = [](auto const& r) {
+    if constexpr (recompute && exceptions16) {
+      return near_midpoints<T, E>(r) | math::narrow16_exceptions<T>(r);
+    } else if constexpr (recompute) {
+      return near_midpoints<T, E>(r);
+    } else {
+      return math::narrow16_exceptions<T>(r);
+    }
+  };
   for (; i + 4 * width <= n; i += 4 * width) {
     batch r0 = op(load_batch<batch>(in.data() + i)...);
     batch r1 = op(load_batch<batch>(in.data() + i + width)...);
     batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
     batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
-    if constexpr (recompute) {
-      if (xsimd::any(near_midpoints<T, E>(r0) | near_midpoints<T, E>(r1) |
-                     near_midpoints<T, E>(r2) | near_midpoints<T, E>(r3))) [[unlikely]] {
-        std::array<batch, 4> const r =
-            recomputed_near_midpoints<T, E>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
-        r0 = r[0];
-        r1 = r[1];
-        r2 = r[2];
-        r3 = r[3];
+    if constexpr (recompute || exceptions16) {
+      if (xsimd::any(flagged(r0) | flagged(r1) | flagged(r2) | flagged(r3))) [[unlikely]] {
+        if constexpr (recompute) {
+          std::array<batch, 4> const r =
+              recomputed_near_midpoints<T, E>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
+          r0 = r[0];
+          r1 = r[1];
+          r2 = r[2];
+          r3 = r[3];
+        }
+        store_batch(r0, out.data() + i);
+        store_batch(r1, out.data() + i + width);
+        store_batch(r2, out.data() + i + 2 * width);
+        store_batch(r3, out.data() + i + 3 * width);
+        continue;
       }
     }
-    store_batch(r0, out.data() + i);
-    store_batch(r1, out.data() + i + width);
-    store_batch(r2, out.data() + i + 2 * width);
-    store_batch(r3, out.data() + i + 3 * width);
+    if constexpr (exceptions16) {
+      math::store16_pair_unexceptional(r0, r1, out.data() + i);
+      math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
+    } else {
+      store_batch(r0, out.data() + i);
+      store_batch(r1, out.data() + i + width);
+      store_batch(r2, out.data() + i + 2 * width);
+      store_batch(r3, out.data() + i + 3 * width);
+    }
   }
   auto const evaluate = [&](batch r, std::size_t count) {
     if constexpr (recompute) {

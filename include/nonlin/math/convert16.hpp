@@ -7,6 +7,8 @@
 //
 //   load16<B>(p)      widen: exact
 //   store16(x, p)     narrow: round to nearest even, once
+//   store16_pair_unexceptional(a, b, p)   two batches none of whose lanes is among
+//                     narrow16_exceptions<T>(x) (where has_narrow16_exceptions): untested
 
 #include <array>
 #include <cstddef>
@@ -89,29 +91,48 @@ NONLIN_ALWAYS_INLINE B load16(T const* p) noexcept {
   }
 }
 
+// Whether store16 narrows T by an instruction that gets some lanes wrong (bfloat16 by
+// vcvtneps2bf16: it flushes subnormal floats to +-0), and those lanes of x, by one vfpclass (on
+// the bits: DAZ does not hide them). AVX-512 BF16 without DQ takes the integer formula.
+template <class B, storage16 T>
+inline constexpr bool has_narrow16_exceptions =
+    std::is_same_v<T, bfloat16>&& arch::has_bfloat16_narrow<B>&& arch::has_subnormal_class<B>;
+
+// (As a mask of the int32 lanes, like the tests on a float's bits it joins: AVX-512's lane masks
+// are one register type for both.)
+template <storage16 T, class B>
+NONLIN_ALWAYS_INLINE auto narrow16_exceptions(B const& x) noexcept {
+  static_assert(has_narrow16_exceptions<B, T>);
+  using mask = typename detail16::int_batch<B>::batch_bool_type;
+  return mask(static_cast<typename mask::register_type>(arch::subnormal_class(x)));
+}
+
 template <class B, storage16 T>
 NONLIN_ALWAYS_INLINE void store16(B const& x, T* p) noexcept {
   using I = detail16::int_batch<B>;
   if constexpr (std::is_same_v<T, float16> && arch::has_float16_convert<B>) {
     arch::narrow_float16(x, detail16::raw_bits(p));
-  } else if constexpr (std::is_same_v<T, bfloat16> && arch::has_bfloat16_narrow<B>) {
-    // vcvtneps2bf16 flushes subnormal floats to +-0; a batch holding one takes the integer
-    // formula instead (a rare case: the test on the bits, not a float compare, so that DAZ
-    // does not hide them).
-    bool subnormal = false;
-    if constexpr (arch::has_subnormal_class<B>) {
-      subnormal = xsimd::any(arch::subnormal_class(x));
-    } else {
-      I const magnitude = bits16::as_bits(x) & I(0x7fffffff);
-      subnormal = xsimd::any((magnitude != I(0)) & (magnitude < I(0x00800000)));
-    }
-    if (subnormal) {
+  } else if constexpr (has_narrow16_exceptions<B, T>) {
+    // A batch holding a subnormal takes the integer formula instead (a rare case).
+    if (xsimd::any(narrow16_exceptions<T>(x))) {
       detail16::store_truncated<B>(bits16::bfloat16_bits_from_float(I(bits16::as_bits(x))), p);
     } else {
       arch::narrow_bfloat16_flushing(x, detail16::raw_bits(p));
     }
   } else {
     detail16::store_truncated<B>(detail16::narrowed_bits<T>(I(bits16::as_bits(x))), p);
+  }
+}
+
+// store16(a, p) and store16(b, p + B::size), for batches none of whose lanes is among
+// narrow16_exceptions (the caller has tested them): no test, and bfloat16 in one instruction.
+template <class B, storage16 T>
+NONLIN_ALWAYS_INLINE void store16_pair_unexceptional(B const& a, B const& b, T* p) noexcept {
+  if constexpr (has_narrow16_exceptions<B, T>) {
+    arch::narrow_bfloat16_pair_flushing(a, b, detail16::raw_bits(p));
+  } else {
+    store16(a, p);
+    store16(b, p + B::size);
   }
 }
 

@@ -50,15 +50,27 @@ inline constexpr std::int32_t midpoint_steps_below = 8;
 inline constexpr std::int32_t midpoint_steps_above = 7;
 inline constexpr std::int32_t midpoint_margin = 7;  // the smaller side
 
-// m: a float's magnitude bits (0 to 0x7fffffff).
+// (a & m) == 0, one instruction where the arch layer has it.
+template <class V>
+constexpr auto bits_clear(V const& a, V const& m) noexcept {
+  if constexpr (arch::has_bits_clear<V>) {
+    return arch::bits_clear(a, m);
+  } else {
+    return (a & m) == V(0);
+  }
+}
+
+// m: a float's magnitude bits (0 to 0x7fffffff); for bfloat16 any bits of the float (its sign
+// does not matter there).
 template <storage16 T, class V>
 constexpr auto near_midpoint16(V const& m) noexcept {
   constexpr std::int32_t below = midpoint_steps_below;
   static_assert(below + midpoint_steps_above + 1 == 16);
   if constexpr (std::is_same_v<T, bfloat16>) {
     // bfloat16 drops a float's low 16 bits in every binade, subnormals included: the midpoint
-    // is a dropped field of 0x8000.
-    return ((m + V(below - 0x8000)) & V(0xfff0)) == V(0);
+    // is a dropped field of 0x8000. The field of the sum depends on the low 16 bits of the
+    // float alone, so the sign bit may be there: an add and one vptestnmd.
+    return math::bits_clear(m + V(below - 0x8000), V(0xfff0));
   } else {
     // float16 drops a float's low 13 bits from 2^-14 on. Below, its step is 2^-24: adding 2^-14
     // to |r| puts those steps at the same 13-bit field, the sum rounded to a step of 2^-37 at
@@ -72,7 +84,7 @@ constexpr auto near_midpoint16(V const& m) noexcept {
     F const smallest_normal(0x1p-14F);
     V const s = bits16::as_bits(
         math::select(magnitude < smallest_normal, magnitude + smallest_normal, magnitude));
-    return ((s + V(below - 0x1000)) & V(0x1ff0)) == V(0);
+    return math::bits_clear(s + V(below - 0x1000), V(0x1ff0));
   }
 }
 
