@@ -373,9 +373,8 @@ void add_function16() {
 // are two regions of the same [-8, 8] input, d_gate a second region of the output buffer.
 constexpr std::int64_t kGatedWidth = 4096;
 
-template <class F>
+template <class F, class T = float>
 void add_gated(char const* name) {
-  using T = float;
   constexpr auto un = static_cast<std::size_t>(kGatedWidth);
   add(row_name("fwd", name, type_name<T>(), "nonlin", kGatedWidth), [](benchmark::State& st) {
     F const f{};
@@ -592,6 +591,11 @@ void register_all() {
   add_gated<nonlin::reglu>("reglu");
   add_gated<nonlin::geglu>("geglu");
   add_gated<nonlin::swiglu>("swiglu");
+  // The 16-bit gated kernels (bfloat16, the LLM FFN's storage) beside the float rows.
+  add_gated<nonlin::glu, nonlin::bfloat16>("glu");
+  add_gated<nonlin::reglu, nonlin::bfloat16>("reglu");
+  add_gated<nonlin::geglu, nonlin::bfloat16>("geglu");
+  add_gated<nonlin::swiglu, nonlin::bfloat16>("swiglu");
   add_peers_gated();
 }
 

@@ -321,8 +321,15 @@ def print_gated(rows, sizes):
           "(one input array instead of two; its backward writes one gradient, the gated backward "
           "two: d_value = dy act(gate), d_gate = dy value act'(gate)). The peers write the unit "
           "with their own primitives: one fused loop or expression (fastmath, eigen, sleef, xsimd), "
-          "or oneDNN's jit eltwise and binary_mul primitives chained (2 forward, 4 backward).\n")
-    header = ["direction", "unit", "act", "H", "nonlin", "nonlin act alone"] + variants
+          "or oneDNN's jit eltwise and binary_mul primitives chained (2 forward, 4 backward). "
+          "nonlin bf16: the same kernels on bfloat16 arrays.\n")
+    # nonlin's kernels on bf16 arrays, where the run has them (value, gate, dy and the gradients
+    # in bf16, computed in float, each result correctly rounded).
+    bf16 = any(f"{d}/{unit}/bf16/nonlin/{n}" in rows
+               for d in ("fwd", "bwd") for unit, _ in GATED for n in present)
+    header = ["direction", "unit", "act", "H", "nonlin", "nonlin act alone"]
+    header += ["nonlin bf16"] if bf16 else []
+    header += variants
     header += ["fastest peer", "nonlin / fastest peer"]
     out = []
     for direction, label in (("fwd", "forward"), ("bwd", "backward")):
@@ -335,6 +342,8 @@ def print_gated(rows, sizes):
                 best = max(((values[v], v) for v in peers if values[v] is not None), default=None)
                 out.append([label, unit, act, size_label(n), fmt(values.get("nonlin")),
                             fmt(per_ns(rows.get(name(direction, act, "nonlin", n))))]
+                           + ([fmt(per_ns(rows.get(f"{direction}/{unit}/bf16/nonlin/{n}")))]
+                              if bf16 else [])
                            + [fmt(values[v]) for v in variants]
                            + [best[1] if best else "-",
                               fmt_ratio(values.get("nonlin"), best[0] if best else None)])

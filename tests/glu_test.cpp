@@ -24,6 +24,7 @@
 
 #include <nonlin/glu.hpp>
 
+#include "support/accuracy_stride.hpp"
 #include "support/gradcheck.hpp"
 #include "support/inputs.hpp"
 
@@ -607,6 +608,56 @@ TYPED_TEST(Glu16, EveryValueAndGatePatternFollowsTheRoundingRule) {
     SCOPED_TRACE(std::string(var.name));
     expect_gated16_rule<T>(var.f, value, gate, dy);
   });
+}
+
+// A gated unit that declares its normal results from 16-bit inputs exact (reglu, bilinear and
+// the other acts with exact results: gated::exact_normal_results) has its kernels round them
+// once, unrecomputed: each must equal its double evaluation exactly wherever the float result
+// is normal (a stronger claim than the rounding rule above, which an inexact result could still
+// meet). Values, gates and dy on strides. Made to fail by declaring glu's.
+template <class T, class F>
+void expect_declared_exact(F const& f, char const* name) {
+  static_assert(detail::exactness16<F>() == detail::exact16::normal);
+  std::int64_t checked = 0;
+  std::int64_t differ = 0;
+  auto const expect_same = [&](float r, double d) {
+    if (!std::isfinite(r) || std::fabs(r) < std::numeric_limits<float>::min()) {
+      return;
+    }
+    ++checked;
+    if (static_cast<double>(r) != d && differ++ == 0) {
+      ADD_FAILURE() << name << ": " << r << " in float, " << d << " in double";
+    }
+  };
+  // Every 3rd value pattern (every 3k-th where NONLIN_ACCURACY_STRIDE = k: under qemu).
+  auto const step = 3 * static_cast<std::uint32_t>(accuracy_stride());
+  for (std::uint32_t v = 0; v < 0x10000; v += step) {
+    float const value = static_cast<float>(T{static_cast<std::uint16_t>(v)});
+    for (std::uint32_t g = 0; g < 0x10000; g += 251) {
+      float const gate = static_cast<float>(T{static_cast<std::uint16_t>(g)});
+      auto const vd = static_cast<double>(value);
+      auto const gd = static_cast<double>(gate);
+      expect_same(f(value, gate), f(vd, gd));
+      for (std::uint32_t k = 0x1234; k < 0x10000; k += 4099) {
+        float const dy = static_cast<float>(T{static_cast<std::uint16_t>(k)});
+        gated_gradient<float> const r = f.backward(value, gate, dy);
+        gated_gradient<double> const d = f.backward(vd, gd, static_cast<double>(dy));
+        expect_same(r.d_value, d.d_value);
+        expect_same(r.d_gate, d.d_gate);
+      }
+    }
+  }
+  EXPECT_GT(checked, 0) << name;
+  EXPECT_EQ(differ, 0) << name;
+}
+
+TYPED_TEST(Glu16, DeclaredExactResultsAreExact) {
+  using T = TypeParam;
+  expect_declared_exact<T>(reglu{}, "reglu");
+  expect_declared_exact<T>(bilinear{}, "bilinear");
+  expect_declared_exact<T>(gated<relu6>{}, "gated<relu6>");
+  static_assert(detail::exactness16<glu>() == detail::exact16::none);
+  static_assert(detail::exactness16<swiglu>() == detail::exact16::none);
 }
 
 TYPED_TEST(Glu16, EveryShortLengthAndOffset) {

@@ -66,6 +66,13 @@ template <class Act>
 struct gated {
   Act act{};
 
+  // An act whose results are exact (relu, relu6, step, identity: the gate itself, 0, 6, 1;
+  // derivatives 0 or 1): value act(gate), dy act(gate) and dy value act'(gate) are products of
+  // two 16-bit values (and 6), at most 22 significant bits, so exact in float wherever normal,
+  // and the 16-bit kernels test only the subnormal ones against the midpoints (kernels.hpp,
+  // exactness16; their exact results lie on a midpoint often).
+  static constexpr bool exact_normal_results = detail::exactness16<Act>() == detail::exact16::all;
+
   template <real_value V>
   requires unary_activation<Act, V> NONLIN_ISA_TAG V operator()(V value, V gate) const noexcept {
     return value * act(gate);
@@ -123,14 +130,14 @@ inline namespace NONLIN_ISA {
 // The op is copied in, as in elementwise.
 // The lanes of either result of r near a midpoint of T, recomputed in double from the inputs
 // (elementwise's recomputed_near_midpoints for two results; out of line, by value).
-template <class T, class B, class Op, class... In>
+template <class T, exact16 E, class B, class Op, class... In>
 NONLIN_OUT_OF_LINE gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated_gradient<B> r,
                                                                     std::size_t i,
                                                                     std::size_t count, In... in) {
   B const lane_index = B::load_aligned(lane_numbers<B>().data());
   std::uint64_t const count_bits = count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0};
-  std::uint64_t const near_value = lane_bits<B>(near_midpoints<T>(r.d_value)) & count_bits;
-  std::uint64_t const near_gate = lane_bits<B>(near_midpoints<T>(r.d_gate)) & count_bits;
+  std::uint64_t const near_value = lane_bits<B>(near_midpoints<T, E>(r.d_value)) & count_bits;
+  std::uint64_t const near_gate = lane_bits<B>(near_midpoints<T, E>(r.d_gate)) & count_bits;
   for (std::uint64_t marked = near_value | near_gate; marked != 0; marked &= marked - 1) {
     auto const lane = static_cast<std::size_t>(std::countr_zero(marked));
     gated_gradient<double> const d = op(static_cast<double>(static_cast<float>(in[i + lane]))...);
@@ -151,33 +158,63 @@ NONLIN_OUT_OF_LINE gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated
 // arrays as in elementwise: widened, the results near a midpoint recomputed in double, each
 // rounded once. The op is copied in, as in elementwise.
 NONLIN_LOOP_DIAGNOSTICS_PUSH
-template <class Arch, class T, class Op, class... In>
+template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
 NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std::span<T> out1,
                                      In... in) {
   Op const op = shared_op;
   using batch = xsimd::batch<compute_t<T>, Arch>;
   constexpr std::size_t width = batch::size;
-  constexpr bool recompute = storage16<T> && recomputable_in_double<Op, In...>;
+  constexpr bool recompute = storage16<T> && E != exact16::all && recomputable_in_double<Op, In...>;
   std::size_t const n = out0.size();
   std::size_t i = 0;
   auto const rounded = [&](gated_gradient<batch> r, std::size_t at, std::size_t count) {
     if constexpr (recompute) {
-      if (xsimd::any(near_midpoints<T>(r.d_value) | near_midpoints<T>(r.d_gate))) [[unlikely]] {
-        r = recomputed_pair_near_midpoints<T>(op, r, at, count, in...);
+      if (xsimd::any(near_midpoints<T, E>(r.d_value) | near_midpoints<T, E>(r.d_gate)))
+          [[unlikely]] {
+        r = recomputed_pair_near_midpoints<T, E>(op, r, at, count, in...);
       }
     }
     return r;
   };
+  // bfloat16 with AVX-512 BF16: as in elementwise, the subnormal results join the near ones in
+  // one branch, and the usual iteration narrows each output's two batches by one instruction.
+  constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
+  // (exact16::normal: the near lanes to recompute are subnormal, so already among them.)
+  auto const flagged = [](auto const& r) {
+    if constexpr (recompute && exceptions16 && E != exact16::normal) {
+      return near_midpoints<T, E>(r.d_value) | near_midpoints<T, E>(r.d_gate) |
+             math::narrow16_exceptions<T>(r.d_value) | math::narrow16_exceptions<T>(r.d_gate);
+    } else if constexpr (recompute && !exceptions16) {
+      return near_midpoints<T, E>(r.d_value) | near_midpoints<T, E>(r.d_gate);
+    } else {
+      return math::narrow16_exceptions<T>(r.d_value) | math::narrow16_exceptions<T>(r.d_gate);
+    }
+  };
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).
   for (; i + 2 * width <= n; i += 2 * width) {
-    gated_gradient<batch> r0 = rounded(op(load_batch<batch>(in.data() + i)...), i, width);
-    gated_gradient<batch> r1 =
-        rounded(op(load_batch<batch>(in.data() + i + width)...), i + width, width);
-    store_batch(r0.d_value, out0.data() + i);
-    store_batch(r0.d_gate, out1.data() + i);
-    store_batch(r1.d_value, out0.data() + i + width);
-    store_batch(r1.d_gate, out1.data() + i + width);
+    gated_gradient<batch> r0 = op(load_batch<batch>(in.data() + i)...);
+    gated_gradient<batch> r1 = op(load_batch<batch>(in.data() + i + width)...);
+    if constexpr (recompute || exceptions16) {
+      if (xsimd::any(flagged(r0) | flagged(r1))) [[unlikely]] {
+        r0 = rounded(r0, i, width);
+        r1 = rounded(r1, i + width, width);
+        store_batch(r0.d_value, out0.data() + i);
+        store_batch(r0.d_gate, out1.data() + i);
+        store_batch(r1.d_value, out0.data() + i + width);
+        store_batch(r1.d_gate, out1.data() + i + width);
+        continue;
+      }
+    }
+    if constexpr (exceptions16) {
+      math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
+      math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
+    } else {
+      store_batch(r0.d_value, out0.data() + i);
+      store_batch(r0.d_gate, out1.data() + i);
+      store_batch(r1.d_value, out0.data() + i + width);
+      store_batch(r1.d_gate, out1.data() + i + width);
+    }
   }
   for (; i + width <= n; i += width) {
     gated_gradient<batch> r = rounded(op(load_batch<batch>(in.data() + i)...), i, width);
@@ -249,8 +286,8 @@ void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate
   detail::require_same_size<T>(where, "value", value, "out", out);
   detail::require_no_partial_overlap<T>(where, "out", out, "value", value);
   detail::require_no_partial_overlap<T>(where, "out", out, "gate", gate);
-  detail::elementwise<Arch>([f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); }, out,
-                            value, gate);
+  detail::elementwise<Arch, detail::exactness16<F>()>(
+      [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); }, out, value, gate);
 }
 
 // d_value = dy * act(gate), d_gate = dy * value * act'(gate), in one pass. Each output may be
@@ -272,7 +309,7 @@ void gated_backward(F const& f, std::span<T const> value, std::span<T const> gat
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "gate", gate);
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "dy", dy);
   detail::require_disjoint<T, T>(where, "d_value", d_value, "d_gate", d_gate);
-  detail::elementwise_pair<Arch>(
+  detail::elementwise_pair<Arch, detail::exactness16<F>()>(
       [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) { return f.backward(v, g, d); },
       d_value, d_gate, value, gate, dy);
 }
@@ -293,8 +330,8 @@ void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std
   auto const op = [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
-    detail::elementwise<Arch>(op, out.subspan(half * r, half), row.subspan(at.value, half),
-                              row.subspan(at.gate, half));
+    detail::elementwise<Arch, detail::exactness16<F>()>(
+        op, out.subspan(half * r, half), row.subspan(at.value, half), row.subspan(at.gate, half));
   }
 }
 
@@ -319,9 +356,9 @@ void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> d
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     auto const grad = dx.subspan(2 * half * r, 2 * half);
-    detail::elementwise_pair<Arch>(op, grad.subspan(at.value, half), grad.subspan(at.gate, half),
-                                   row.subspan(at.value, half), row.subspan(at.gate, half),
-                                   dy.subspan(half * r, half));
+    detail::elementwise_pair<Arch, detail::exactness16<F>()>(
+        op, grad.subspan(at.value, half), grad.subspan(at.gate, half), row.subspan(at.value, half),
+        row.subspan(at.gate, half), dy.subspan(half * r, half));
   }
 }
 

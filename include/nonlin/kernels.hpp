@@ -331,10 +331,11 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // results) join the near ones in that one branch, and the usual iteration stores two batches
   // an instruction with no test of its own.
   constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
+  // (exact16::normal: the near lanes to recompute are subnormal, so already among them.)
   auto const flagged = [](auto const& r) {
-    if constexpr (recompute && exceptions16) {
+    if constexpr (recompute && exceptions16 && E != exact16::normal) {
       return near_midpoints<T, E>(r) | math::narrow16_exceptions<T>(r);
-    } else if constexpr (recompute) {
+    } else if constexpr (recompute && !exceptions16) {
       return near_midpoints<T, E>(r);
     } else {
       return math::narrow16_exceptions<T>(r);
