@@ -4,6 +4,7 @@
 // chains (throughput) and in one dependent chain (latency), timed against a dependent chain of
 // integer adds (1 cycle each) run in the same process for the clock. Needs AVX-512F.
 //   g++ -O2 -mavx512f tools/isa_probe/isa_probe.cpp -o build/isa_probe && build/isa_probe
+//   (-march=native instead adds the AVX-512 BF16 conversions where the CPU has them)
 // The figures it printed, and what they explain, are in docs/design.md ("The machine").
 
 #include <chrono>
@@ -65,6 +66,17 @@ double clock_hz() {
 #define DIV(i) "vdivps %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 #define FPCLASS(i) "vfpclassps $0x18, %%zmm" NONLIN_STR(i) ", %%k1\n"
 #define FMA_ADD(i) FMA(i) "vaddps %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
+// The 16-bit storage path (math/convert16.hpp, round16.hpp): widening, the midpoint test, the
+// narrowing (vcvtne*: AVX-512 BF16, so the probe needs -mavx512bf16 or -march=native on a CPU
+// with it: it is left out otherwise).
+#define ZEXT(i) "vpmovzxwd %%ymm15, %%zmm" NONLIN_STR(i) "\n"
+#define SLLD(i) "vpslld $16, %%zmm15, %%zmm" NONLIN_STR(i) "\n"
+#define PADDD(i) "vpaddd %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
+#define TESTNM(i) "vptestnmd %%zmm15, %%zmm" NONLIN_STR(i) ", %%k1\n"
+#define PS2PH(i) "vcvtps2ph $4, %%zmm15, %%ymm" NONLIN_STR(i) "\n"
+#define PH2PS(i) "vcvtph2ps %%ymm15, %%zmm" NONLIN_STR(i) "\n"
+#define NE2BF16(i) "vcvtneps2bf16 %%zmm15, %%ymm" NONLIN_STR(i) "\n"
+#define NE2BF16_PAIR(i) "vcvtne2ps2bf16 %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 
 NONLIN_THROUGHPUT(t_fma, FMA)
 NONLIN_THROUGHPUT(t_add, ADD)
@@ -79,6 +91,16 @@ NONLIN_THROUGHPUT(t_perm, PERM)
 NONLIN_THROUGHPUT(t_div, DIV)
 NONLIN_THROUGHPUT(t_fpclass, FPCLASS)
 NONLIN_THROUGHPUT(t_fma_add, FMA_ADD)
+NONLIN_THROUGHPUT(t_zext, ZEXT)
+NONLIN_THROUGHPUT(t_slld, SLLD)
+NONLIN_THROUGHPUT(t_paddd, PADDD)
+NONLIN_THROUGHPUT(t_testnm, TESTNM)
+NONLIN_THROUGHPUT(t_ps2ph, PS2PH)
+NONLIN_THROUGHPUT(t_ph2ps, PH2PS)
+#if defined(__AVX512BF16__)
+NONLIN_THROUGHPUT(t_ne2bf16, NE2BF16)
+NONLIN_THROUGHPUT(t_ne2bf16_pair, NE2BF16_PAIR)
+#endif
 
 NONLIN_LATENCY(l_fma, "vfmadd231ps %%zmm15, %%zmm14, %%zmm0\n")
 NONLIN_LATENCY(l_add, "vaddps %%zmm15, %%zmm0, %%zmm0\n")
@@ -115,19 +137,31 @@ int main() {
   double const hz = clock_hz();
   long const n = 20000000;
   std::printf("clock %.2f GHz (dependent integer adds)\n\n", hz / 1e9);
-  probe const throughput[] = {{"vfmadd231ps", t_fma, 12},
-                              {"vaddps", t_add, 12},
-                              {"vmulps", t_mul, 12},
-                              {"vmaxps", t_max, 12},
-                              {"vcmpltps -> k", t_cmp, 12},
-                              {"vrcp14ps", t_rcp, 12},
-                              {"vscalefps", t_scalef, 12},
-                              {"vpternlogd", t_ternlog, 12},
-                              {"vblendmps", t_blend, 12},
-                              {"vpermps", t_perm, 12},
-                              {"vdivps", t_div, 12},
-                              {"vfpclassps", t_fpclass, 12},
-                              {"fma + add mixed", t_fma_add, 24}};
+  probe const throughput[] = {
+    {"vfmadd231ps", t_fma, 12},
+    {"vaddps", t_add, 12},
+    {"vmulps", t_mul, 12},
+    {"vmaxps", t_max, 12},
+    {"vcmpltps -> k", t_cmp, 12},
+    {"vrcp14ps", t_rcp, 12},
+    {"vscalefps", t_scalef, 12},
+    {"vpternlogd", t_ternlog, 12},
+    {"vblendmps", t_blend, 12},
+    {"vpermps", t_perm, 12},
+    {"vdivps", t_div, 12},
+    {"vfpclassps", t_fpclass, 12},
+    {"fma + add mixed", t_fma_add, 24},
+    {"vpmovzxwd (ymm to zmm)", t_zext, 12},
+    {"vpslld", t_slld, 12},
+    {"vpaddd", t_paddd, 12},
+    {"vptestnmd -> k", t_testnm, 12},
+    {"vcvtps2ph", t_ps2ph, 12},
+    {"vcvtph2ps", t_ph2ps, 12},
+#if defined(__AVX512BF16__)
+    {"vcvtneps2bf16", t_ne2bf16, 12},
+    {"vcvtne2ps2bf16 (two batches)", t_ne2bf16_pair, 12},
+#endif
+  };
   std::printf("| zmm instruction | per cycle | cycles each |\n|---|--:|--:|\n");
   for (auto const& p : throughput) {
     double const cycles = cycles_each(p, n, hz);
