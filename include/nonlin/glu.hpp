@@ -177,18 +177,11 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
     return r;
   };
   // bfloat16 with AVX-512 BF16: as in elementwise, the subnormal results join the near ones in
-  // one branch, and the usual iteration narrows each output's two batches by one instruction.
+  // one branch (flagged16), and the usual iteration narrows each output's two batches by one
+  // instruction.
   constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
-  // (exact16::normal: the near lanes to recompute are subnormal, so already among them.)
-  auto const flagged = [](auto const& r) {
-    if constexpr (recompute && exceptions16 && E != exact16::normal) {
-      return near_midpoints<T, E>(r.d_value) | near_midpoints<T, E>(r.d_gate) |
-             math::narrow16_exceptions<T>(r.d_value) | math::narrow16_exceptions<T>(r.d_gate);
-    } else if constexpr (recompute && !exceptions16) {
-      return near_midpoints<T, E>(r.d_value) | near_midpoints<T, E>(r.d_gate);
-    } else {
-      return math::narrow16_exceptions<T>(r.d_value) | math::narrow16_exceptions<T>(r.d_gate);
-    }
+  auto const flagged = [](auto const& r) {  // generic: instantiated only where called
+    return flagged16<T, E, recompute>(r.d_value) | flagged16<T, E, recompute>(r.d_gate);
   };
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).

@@ -240,6 +240,23 @@ constexpr bool narrowed_with_exceptions() {
   }
 }
 
+// The lanes of a result r that leave a 16-bit kernel's usual iteration: those near a midpoint
+// of T (where recomputed) and, where T's narrowing instruction flushes subnormals
+// (math::narrow16_exceptions), the subnormal ones; for exact16::normal the subnormal ones alone
+// (its near lanes are subnormal too). One definition for elementwise and elementwise_pair.
+template <class T, exact16 E, bool recompute, class B>
+NONLIN_ALWAYS_INLINE auto flagged16(B const& r) {
+  constexpr bool exceptions = narrowed_with_exceptions<B, T>();
+  static_assert(recompute || exceptions);
+  if constexpr (recompute && exceptions && E != exact16::normal) {
+    return near_midpoints<T, E>(r) | math::narrow16_exceptions<T>(r);
+  } else if constexpr (recompute && !exceptions) {
+    return near_midpoints<T, E>(r);
+  } else {
+    return math::narrow16_exceptions<T>(r);
+  }
+}
+
 // Bit k set where lane k of the mask (of batches B) is true.
 template <class B, class M>
 std::uint64_t lane_bits(M const& mask) {
@@ -327,27 +344,19 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // 16-bit results near a midpoint are recomputed in double (math/round16.hpp), the four
   // batches tested with one branch; the inputs are read again for that, before any store.
   constexpr bool recompute = storage16<T> && E != exact16::all && recomputable_in_double<Op, In...>;
-  // bfloat16 with AVX-512 BF16: the lanes that its narrowing instruction would flush (subnormal
-  // results) join the near ones in that one branch, and the usual iteration stores two batches
-  // an instruction with no test of its own.
+  // bfloat16 with AVX-512 BF16: the lanes that its narrowing instruction would flush join the
+  // near ones in that one branch (flagged16), and the usual iteration stores two batches an
+  // instruction with no test of its own.
   constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
-  // (exact16::normal: the near lanes to recompute are subnormal, so already among them.)
-  auto const flagged = [](auto const& r) {
-    if constexpr (recompute && exceptions16 && E != exact16::normal) {
-      return near_midpoints<T, E>(r) | math::narrow16_exceptions<T>(r);
-    } else if constexpr (recompute && !exceptions16) {
-      return near_midpoints<T, E>(r);
-    } else {
-      return math::narrow16_exceptions<T>(r);
-    }
-  };
   for (; i + 4 * width <= n; i += 4 * width) {
     batch r0 = op(load_batch<batch>(in.data() + i)...);
     batch r1 = op(load_batch<batch>(in.data() + i + width)...);
     batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
     batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
     if constexpr (recompute || exceptions16) {
-      if (xsimd::any(flagged(r0) | flagged(r1) | flagged(r2) | flagged(r3))) [[unlikely]] {
+      if (xsimd::any(flagged16<T, E, recompute>(r0) | flagged16<T, E, recompute>(r1) |
+                     flagged16<T, E, recompute>(r2) | flagged16<T, E, recompute>(r3)))
+          [[unlikely]] {
         if constexpr (recompute) {
           std::array<batch, 4> const r =
               recomputed_near_midpoints<T, E>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
