@@ -190,6 +190,18 @@ template <class>
 using as_double = double;
 template <class Op, class... In>
 concept recomputable_in_double = std::is_invocable_v<Op const&, as_double<In>...>;
+template <class, class D>
+using as_batch = D;
+
+// arch::widen where the target has it (the double batches' type for the others: unused).
+template <class B>
+auto arch_widened(B const& x) {
+  if constexpr (math::arch::has_widen<B>) {
+    return math::arch::widen(x);
+  } else {
+    return std::pair<B, B>{x, x};
+  }
+}
 
 // The 16-bit value of a float result r: r rounded once, or, where r is near a midpoint of T,
 // in_double() (the same result computed in double) rounded to odd and then to T.
@@ -307,6 +319,29 @@ NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<
   }
   if (count < 64) {
     marked &= (std::uint64_t{1} << count) - 1;
+  }
+  // With AVX-512, each batch that has a marked lane is recomputed whole, as two double batches
+  // rounded to odd by one conversion (arch::narrow_to_odd; the same bits as the lane loop below,
+  // since the functors' double batches and double scalars agree bit for bit): exact results
+  // mark several lanes a batch (hardsigmoid's forward, elu's backward from the output), where
+  // the lane loop cost each 30-40 cycles.
+  using D = decltype(arch_widened<B>(B{}).first);
+  if constexpr (math::arch::has_narrow_to_odd<B> && math::arch::has_widen<B> &&
+                std::is_invocable_v<Op const&, as_batch<In, D>...>) {
+    if (count == N * B::size) {
+      for (std::size_t j = 0; j < N; ++j) {
+        auto const lanes = static_cast<std::uint16_t>(marked >> (j * B::size));
+        if (lanes == 0) {
+          continue;
+        }
+        std::size_t const at = i + j * B::size;
+        B const value = math::arch::narrow_to_odd<B>(
+            op(arch_widened<B>(load_batch<B>(in.data() + at)).first...),
+            op(arch_widened<B>(load_batch<B>(in.data() + at)).second...));
+        r[j] = xsimd::select(typename B::batch_bool_type(lanes), value, r[j]);
+      }
+      return r;
+    }
   }
   // Each recomputed lane blended in whole-batch (a lane stored into an array and the batch
   // loaded back would stall on the failed store forwarding).

@@ -16,6 +16,7 @@
 //   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
 //   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F, NEON)
+//   narrow_to_odd  two double batches to floats, rounded to odd      (AVX-512F, 512-bit)
 //   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
 //   widen_float16, narrow_float16   16-bit IEEE halves <-> floats     (F16C, AVX-512F 512-bit)
 //   narrow_bfloat16_flushing   floats -> bfloat16, subnormals to 0   (AVX-512 BF16)
@@ -520,6 +521,37 @@ inline std::pair<D, D> widen(B const& x) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+// ---- narrow_to_odd ----------------------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_narrow_to_odd = detail::avx512f&& is_batch_v<B>&& detail::is_float<B> &&
+                                          sizeof(B) == 64;
+
+// Two double batches as the float batch of their lanes (lo first), each rounded to odd at float's
+// precision: the same bits as math::round_to_odd lane by lane (vcvtpd2ps toward zero, then the
+// last bit set where the float is not the double; NaN is not set, as there).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B, class D>
+inline B narrow_to_odd(D const& lo, D const& hi) noexcept {
+  static_assert(has_narrow_to_odd<B>, "arch::narrow_to_odd: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  constexpr int toward_zero = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  __m256 const low = _mm512_cvt_roundpd_ps(lo, toward_zero);
+  __m256 const high = _mm512_cvt_roundpd_ps(hi, toward_zero);
+  // Not equal, ordered: false for NaN.
+  auto const inexact_low = _mm512_cmp_pd_mask(_mm512_cvtps_pd(low), lo, _CMP_NEQ_OQ);
+  auto const inexact_high = _mm512_cmp_pd_mask(_mm512_cvtps_pd(high), hi, _CMP_NEQ_OQ);
+  __m512i const both = _mm512_castpd_si512(
+      _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(low)), _mm256_castps_pd(high), 1));
+  __mmask16 const inexact = _mm512_kunpackb(inexact_high, inexact_low);
+  return B(_mm512_castsi512_ps(_mm512_mask_or_epi32(both, inexact, both, _mm512_set1_epi32(1))));
+#else
+  (void)hi;
+  return B(lo);  // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
 // ---- lane_indices, permute --------------------------------------------------------------------
 
 template <class V>
@@ -537,7 +569,7 @@ inline auto lane_indices(V const& v) noexcept {
     return _mm512_cvttpd_epi64(v);
   }
 #else
-  return v;  // not reached
+  return v;      // not reached
 #endif
 }
 
