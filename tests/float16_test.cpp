@@ -344,12 +344,15 @@ TYPED_TEST(Float16, SimdConversionsMatchScalar) {
 
 // ---- span kernels -----------------------------------------------------------------------------
 
-// squared_relu: the kernels' exact16::normal test (only subnormal results recomputed).
-auto const kernel_functors =
-    std::make_tuple(nonlin::sigmoid{}, nonlin::tanh{}, nonlin::gelu_tanh{}, nonlin::silu{},
-                    nonlin::relu{}, nonlin::elu{}, nonlin::fast::sigmoid{}, nonlin::squared_relu{});
-constexpr std::array<char const*, 8> kernel_functor_names{
-    "sigmoid", "tanh", "gelu_tanh", "silu", "relu", "elu", "fast::sigmoid", "squared_relu"};
+// squared_relu: the kernels' exact16::normal test (only subnormal results recomputed);
+// hardtanh: exact backward results, and a forward exact at run time for float bounds only.
+auto const kernel_functors = std::make_tuple(
+    nonlin::sigmoid{}, nonlin::tanh{}, nonlin::gelu_tanh{}, nonlin::silu{}, nonlin::relu{},
+    nonlin::elu{}, nonlin::fast::sigmoid{}, nonlin::squared_relu{}, nonlin::hardtanh{},
+    nonlin::hardtanh{.min = -(1 + 0x1p-8 + 0x1p-30), .max = 1 + 0x1p-11 + 0x1p-30});
+constexpr std::array<char const*, 10> kernel_functor_names{
+    "sigmoid", "tanh",          "gelu_tanh",    "silu",     "relu",
+    "elu",     "fast::sigmoid", "squared_relu", "hardtanh", "hardtanh(midpoints)"};
 
 template <class Body>
 void for_each_kernel_functor(Body const& body) {

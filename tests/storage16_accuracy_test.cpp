@@ -81,28 +81,40 @@ TEST(Storage16Accuracy, Float16IsCorrectlyRoundedOnEveryInput) {
 }
 
 // A functor that declares its float results from 16-bit inputs exact (kernels.hpp:
-// exactness16) has them rounded once, unrecomputed, wherever the declaration applies (every
-// result, or every result that is not subnormal): there that must be what the recomputation
-// would store, T::from_float(round_to_odd(double result)). Forward on every input; backward (and
-// from the output, the input as y) on every input with every 251st pattern as dy. Made to fail
-// by declaring sigmoid's normal results exact: 1074771 (bfloat16) and 28780 (float16) differ.
+// exactness16, backward_exactness16, exact_forward_results) has them rounded once, unrecomputed,
+// wherever the declaration applies (every result, or every result that is not subnormal; the
+// forward, the backward directions or both; for every instance of its row whose parameters
+// make the run-time declaration true): there that must be what the recomputation would store,
+// T::from_float(round_to_odd(double result)). Forward on every input; backward (and from the
+// output, the input as y) on every input with every 251st pattern as dy. Made to fail by
+// declaring sigmoid's normal results exact: 1074771 (bfloat16) and 28780 (float16) differ; and
+// by declaring hardtanh's forward exact for any bounds, with an instance of bounds just beyond
+// a midpoint, -(1 + 2^-8 + 2^-30) and 1 + 2^-11 + 2^-30, added to its row: 16384 (bfloat16) and
+// 16906 (float16) differ.
 template <storage16 T>
 void expect_declared_exact_results_exact() {
   using detail::exact16;
   auto const stride = static_cast<std::uint32_t>(accuracy_stride());
-  std::size_t functors = 0;
+  std::size_t declarations = 0;
   catalog::for_each_row([&]<class Row>() {
     using F = typename Row::functor;
-    constexpr exact16 declared = detail::exactness16<F>();
-    if constexpr (declared != exact16::none) {
-      ++functors;
-      F const f = Row::instances().front().f;
+    constexpr exact16 declared_backward = detail::backward_exactness16<F>();
+    for (auto const& instance : Row::instances()) {
+      F const f = instance.f;
+      exact16 declared_forward = detail::exactness16<F>();
+      if constexpr (detail::exact_forward_at_run_time<F>) {
+        declared_forward = f.exact_forward_results() ? exact16::all : declared_forward;
+      }
+      if (declared_forward == exact16::none && declared_backward == exact16::none) {
+        continue;
+      }
+      ++declarations;
       std::int64_t checked = 0;
       std::int64_t differ = 0;
       std::string first;
-      auto const expect_same = [&](float r, double d, float x, float dy) {
+      auto const expect_same = [&](exact16 declared, float r, double d, float x, float dy) {
         bool const subnormal = (std::bit_cast<std::uint32_t>(r) & 0x7fffffffU) < 0x00800000U;
-        if (declared == exact16::normal && subnormal) {
+        if (declared == exact16::none || (declared == exact16::normal && subnormal)) {
           return;
         }
         ++checked;
@@ -121,24 +133,35 @@ void expect_declared_exact_results_exact() {
       };
       for (std::uint32_t b = 0; b < 0x10000; b += stride) {
         float const x = static_cast<float>(T{static_cast<std::uint16_t>(b)});
-        expect_same(f(x), f(static_cast<double>(x)), x, 0.0f);
+        expect_same(declared_forward, f(x), f(static_cast<double>(x)), x, 0.0f);
         for (std::uint32_t k = 0; k < 0x10000; k += 251 * stride) {
           float const dy = static_cast<float>(T{static_cast<std::uint16_t>(k)});
-          expect_same(f.backward(x, dy),
+          expect_same(declared_backward, f.backward(x, dy),
                       f.backward(static_cast<double>(x), static_cast<double>(dy)), x, dy);
           if constexpr (output_differentiable<F, float>) {
-            expect_same(f.backward_from_output(x, dy),
+            expect_same(declared_backward, f.backward_from_output(x, dy),
                         f.backward_from_output(static_cast<double>(x), static_cast<double>(dy)), x,
                         dy);
           }
         }
       }
-      EXPECT_GT(checked, 0) << Row::name;
-      EXPECT_EQ(differ, 0) << Row::name << ", first at " << first;
+      EXPECT_GT(checked, 0) << instance.label;
+      EXPECT_EQ(differ, 0) << instance.label << ", first at " << first;
     }
   });
-  // relu, relu6, step, identity (all), squared_relu (normal).
-  EXPECT_EQ(functors, 5U);
+  // relu, relu6, step, identity (all), squared_relu (normal), hardtanh and hardtanh(-2,3)
+  // (backward; forward at run time): every instance of their rows.
+  EXPECT_GE(declarations, 7U);
+}
+
+// The run-time declaration is false where a bound is not a float: those forwards are tested
+// lane by lane against the midpoints like any other.
+TEST(Storage16Accuracy, HardtanhDeclaresItsForwardExactOnlyForFloatBounds) {
+  EXPECT_TRUE(hardtanh{}.exact_forward_results());
+  EXPECT_TRUE((hardtanh{.min = -2.0, .max = 0.375}.exact_forward_results()));
+  EXPECT_FALSE((hardtanh{.min = -0.1, .max = 1.0}.exact_forward_results()));
+  EXPECT_FALSE((hardtanh{.min = -1.0, .max = 1e300}.exact_forward_results()));
+  EXPECT_FALSE((hardtanh{.min = -(1 + 0x1p-8 + 0x1p-30), .max = 1.0}.exact_forward_results()));
 }
 
 TEST(Storage16Accuracy, DeclaredExactResultsAreWhatTheRecomputationGivesBFloat16) {

@@ -88,6 +88,27 @@ constexpr exact16 exactness16() {
   return exact16::none;
 }
 
+// exactness16 for the backward directions (backward, backward_from_output): a functor whose
+// backward results are exact while its forward ones need not be says so with
+// `static constexpr bool exact_backward_results = true` (hardtanh: dy or 0).
+template <class F>
+constexpr exact16 backward_exactness16() {
+  if constexpr (requires { F::exact_backward_results; }) {
+    if constexpr (F::exact_backward_results) {
+      return exact16::all;
+    }
+  }
+  return exactness16<F>();
+}
+
+// A functor whose forward results are exact for some values of its parameters says so at run
+// time, `bool exact_forward_results() const` (hardtanh: its bounds are floats); the 16-bit
+// forward kernel then tests no lane, as for exact16::all.
+template <class F>
+concept exact_forward_at_run_time = requires(F const& f) {
+  { f.exact_forward_results() } -> std::convertible_to<bool>;
+};
+
 // The element types a span kernel takes, and the type its functor computes in.
 template <class T>
 concept span_element = real_scalar<T> || storage16<T>;
@@ -447,8 +468,14 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
   // The ops say their result type, so that recomputable_in_double asks whether f takes double.
-  detail::elementwise<Arch, detail::exactness16<F>()>(
-      [f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
+  auto const op = [f](auto xb) -> decltype(f(xb)) { return f(xb); };
+  if constexpr (storage16<T> && detail::exact_forward_at_run_time<F>) {
+    if (f.exact_forward_results()) {
+      detail::elementwise<Arch, detail::exact16::all>(op, y, x);
+      return;
+    }
+  }
+  detail::elementwise<Arch, detail::exactness16<F>()>(op, y, x);
 }
 
 // dx = dy * f'(x).
@@ -460,7 +487,7 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_same_size<T>(where, "x", x, "dx", dx);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  detail::elementwise<Arch, detail::exactness16<F>()>(
+  detail::elementwise<Arch, detail::backward_exactness16<F>()>(
       [f](auto xb, auto dyb) -> decltype(f.backward(xb, dyb)) { return f.backward(xb, dyb); }, dx,
       x, dy);
 }
@@ -476,7 +503,7 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   detail::require_output_backward_defined(f);
-  detail::elementwise<Arch, detail::exactness16<F>()>(
+  detail::elementwise<Arch, detail::backward_exactness16<F>()>(
       [f](auto yb, auto dyb) -> decltype(f.backward_from_output(yb, dyb)) {
         return f.backward_from_output(yb, dyb);
       },

@@ -82,6 +82,14 @@ struct hardtanh {
   double min = -1.0;
   double max = 1.0;
 
+  // The 16-bit kernels (kernels.hpp, exactness16): the backward's results are dy or 0, and the
+  // forward's are x or a bound, exact wherever the bounds are floats; no lane is tested there.
+  static constexpr bool exact_backward_results = true;
+  NONLIN_ISA_TAG bool exact_forward_results() const noexcept {
+    return static_cast<double>(static_cast<float>(min)) == min &&
+           static_cast<double>(static_cast<float>(max)) == max;
+  }
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const lo(static_cast<scalar_t<V>>(min));
