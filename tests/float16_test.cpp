@@ -345,14 +345,16 @@ TYPED_TEST(Float16, SimdConversionsMatchScalar) {
 // ---- span kernels -----------------------------------------------------------------------------
 
 // squared_relu: the kernels' exact16::normal test (only subnormal results recomputed);
-// hardtanh: exact backward results, and a forward exact at run time for float bounds only.
+// hardtanh: exact backward results, and a forward exact at run time for float bounds only;
+// hardsigmoid: a forward whose float results rounded once are correct (forward_exactness16).
 auto const kernel_functors = std::make_tuple(
     nonlin::sigmoid{}, nonlin::tanh{}, nonlin::gelu_tanh{}, nonlin::silu{}, nonlin::relu{},
     nonlin::elu{}, nonlin::fast::sigmoid{}, nonlin::squared_relu{}, nonlin::hardtanh{},
-    nonlin::hardtanh{.min = -(1 + 0x1p-8 + 0x1p-30), .max = 1 + 0x1p-11 + 0x1p-30});
-constexpr std::array<char const*, 10> kernel_functor_names{
-    "sigmoid", "tanh",          "gelu_tanh",    "silu",     "relu",
-    "elu",     "fast::sigmoid", "squared_relu", "hardtanh", "hardtanh(midpoints)"};
+    nonlin::hardtanh{.min = -(1 + 0x1p-8 + 0x1p-30), .max = 1 + 0x1p-11 + 0x1p-30},
+    nonlin::hardsigmoid{});
+constexpr std::array<char const*, 11> kernel_functor_names{
+    "sigmoid",      "tanh",     "gelu_tanh",           "silu",       "relu", "elu", "fast::sigmoid",
+    "squared_relu", "hardtanh", "hardtanh(midpoints)", "hardsigmoid"};
 
 template <class Body>
 void for_each_kernel_functor(Body const& body) {

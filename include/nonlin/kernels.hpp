@@ -101,6 +101,20 @@ constexpr exact16 backward_exactness16() {
   return exactness16<F>();
 }
 
+// exactness16 for the forward: a functor whose forward results from 16-bit inputs, each rounded
+// once, are the correctly rounded 16-bit values although they need not be exact says so with
+// `static constexpr bool forward_rounds_correctly16 = true` (hardsigmoid: see there); its 16-bit
+// forward then tests no lane, as for exact16::all.
+template <class F>
+constexpr exact16 forward_exactness16() {
+  if constexpr (requires { F::forward_rounds_correctly16; }) {
+    if constexpr (F::forward_rounds_correctly16) {
+      return exact16::all;
+    }
+  }
+  return exactness16<F>();
+}
+
 // A functor whose forward results are exact for some values of its parameters says so at run
 // time, `bool exact_forward_results() const` (hardtanh: its bounds are floats); the 16-bit
 // forward kernel then tests no lane, as for exact16::all.
@@ -475,7 +489,7 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
       return;
     }
   }
-  detail::elementwise<Arch, detail::exactness16<F>()>(op, y, x);
+  detail::elementwise<Arch, detail::forward_exactness16<F>()>(op, y, x);
 }
 
 // dx = dy * f'(x).

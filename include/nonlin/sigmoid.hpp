@@ -138,6 +138,18 @@ struct softplus {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct hardsigmoid {
+  // From a 16-bit x the forward's float result rounded once is the correctly rounded 16-bit value
+  // (kernels.hpp, forward_exactness16). t = xc + 3 is exact wherever |x| >= 2^-12, and t / 6 is
+  // rounded once (divide_by_integer). For the float to be a 16-bit midpoint M, t / 6 would have
+  // to lie within half a float ulp of M, 2^(e - 24) with 2^e <= M < 2^(e + 1). But t is near
+  // 6 M >= 4 2^e, so t - 6 M is a multiple of t's last bit (6 M's is coarser), 2^(e - 21) or
+  // more, and t / 6 is at least 2^(e - 21) / 6 > 2^(e - 24) from M unless it is M itself, when
+  // the float is M exactly. For |x| < 2^-12, t / 6 is within 2^-14.5 of 1/2, which the float
+  // result is too, and everything there rounds to 1/2 (the nearest midpoints are 2^-13 away).
+  // No result is subnormal (t = 0 or t >= 2^-9). storage16_accuracy_test checks it on every
+  // input of both types, float16_test that the kernels then store what the scalar rule does.
+  static constexpr bool forward_rounds_correctly16 = true;
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     // x clamped to [-3, 3] first (NaN stays NaN): (0 + 0) / 6 = +0 and 6 / 6 = 1 are the
