@@ -305,11 +305,19 @@ TYPED_TEST(Reliability, MessagesShowTheRejectedValue) {
 }
 
 // squared_relu backward is dy (2x): 2x overflowed first (x = max, dy = 0.5 gave inf, dy = 0 NaN).
+// The huge inputs sit among ordinary ones at every offset, so that the SIMD body's batches (the
+// branch taken by a batch with such a lane) and the tail both meet them.
 TYPED_TEST(Reliability, SquaredReluBackwardDoesNotOverflowInBetween) {
   using T = TypeParam;
   using L = std::numeric_limits<T>;
-  std::vector<T> const x = {L::max(), L::max(), L::max(), L::max(), -L::max()};
-  std::vector<T> const dy = {T(0.5), T(0), L::min(), T(-0.25), L::infinity()};
+  std::vector<T> const huge_x = {L::max(), L::max(), L::max(), L::max(), -L::max()};
+  std::vector<T> const huge_dy = {T(0.5), T(0), L::min(), T(-0.25), L::infinity()};
+  std::vector<T> x, dy;
+  for (std::size_t i = 0; i < 37 * huge_x.size(); ++i) {
+    bool const special = i % 37 == (i / 37) * 7 % 37;
+    x.push_back(special ? huge_x[i / 37] : T(1.5) - T(0.125) * static_cast<T>(i % 23));
+    dy.push_back(special ? huge_dy[i / 37] : T(0.75));
+  }
   std::vector<T> dx(x.size());
   backward(squared_relu{}, x, dy, dx);
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -230,15 +230,18 @@ struct squared_relu {
     V const r = relu()(x);
     return r + r;
   }
-  // dy (2x) as (dy x) 2 where 2x would overflow (x > max / 2: dy x cannot be subnormal there, so
-  // doubling it is exact); elsewhere dy (2x), 2x exact, rounded once. 0 where x <= 0, selected
-  // as in relu (an infinite dy gives 0, not NaN).
+  // dy (2x), 2x exact, rounded once; where 2x would overflow (x > max / 2, a branch taken only by
+  // batches with such a lane) (dy x) 2 instead: dy x cannot be subnormal there, so doubling it is
+  // exact. 0 where x <= 0, selected as in relu (an infinite dy gives 0, not NaN). The product is
+  // formed from x itself, not from relu(x): the last select discards it wherever they differ.
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    V const r = relu()(x);
-    V const scaled = dy * r;
-    V const product = math::select(r > V(std::numeric_limits<scalar_t<V>>::max() / 2),
-                                   scaled + scaled, dy * (r + r));
+    V product = dy * (x + x);
+    auto const doubling_overflows = x > V(std::numeric_limits<scalar_t<V>>::max() / 2);
+    if (math::any(doubling_overflows)) [[unlikely]] {
+      V const scaled = dy * x;
+      product = math::select(doubling_overflows, scaled + scaled, product);
+    }
     return math::keep_nan(x, math::select(x > V(0), product, V(0)));
   }
 };
