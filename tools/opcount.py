@@ -20,6 +20,17 @@ square root 2 (they run beside the FMA pipes; divides are not among the FP opera
 1, a logic, blend, masked move, shuffle, integer or mask operation 0.5; loads, register moves and
 loop control are free.
 
+The chain columns are the model that predicts this Zen 5's cycles (docs/design.md, "Where an
+operation sits in the chain decides its cost"): "wait" is the sum, over the vector operations
+and stores of one batch on the loop's fall-through path, of the cycle at which each one's last
+input is ready (latencies of the LATENCY table; loads ready at 0), and "chain cycles" is
+0.21 per operation + 0.0102 per cycle of wait, the two costs tools/isa_probe/chain_probe.cpp
+measured. Against nonlin_bench at 4K floats it is within 8% on 31 of 38 transcendental
+kernels (median 0.98); it misses where a cold branch's block lies on the fall-through path
+(silu, gelu_quick, gelu_tanh and mish backward: predicted 24-52% slow), where loads and stores
+bind (hardsigmoid and hardswish backward, predicted 28-45% fast) and on gelu_tanh forward (11%
+slow).
+
 A call inside a hot loop is a finding (the callee reloads its constants, spills, and runs
 vzeroupper): it goes to stderr and to the notes, and the callee's instructions (and its own
 callees') are added to the loop's counts, as what runs per batch. A hot loop of an elementwise
@@ -306,6 +317,76 @@ def count(insns, frame_pointer):
     return c
 
 
+# Zen 5 latencies in cycles (tools/isa_probe, docs/design.md "The machine"), by mnemonic
+# prefix without the leading "v"; the first match wins. A compare into a mask is taken as 5 (a
+# compare feeding a blend measured 7-8, the blend 2). Loads and register moves take 0 here: a
+# load issues as soon as its address is known, whatever the FP chain does.
+LATENCY = (("div", 10), ("sqrt", 14), ("fmadd", 4), ("fmsub", 4), ("fnmadd", 4),
+           ("fnmsub", 4), ("mul", 3), ("cmp", 5), ("fpclass", 5), ("rcp", 5), ("rsqrt", 5),
+           ("perm", 5), ("scalef", 3), ("rndscale", 3), ("getexp", 3), ("getmant", 3),
+           ("cvt", 4), ("range", 2), ("reduce", 3), ("fixupimm", 2), ("ternlog", 2),
+           ("blend", 2), ("broadcast", 3), ("shuf", 2), ("unpck", 2), ("insert", 3),
+           ("extract", 3), ("k", 1), ("p", 1), ("and", 1), ("or", 1), ("xor", 1), ("add", 2),
+           ("sub", 2), ("max", 2), ("min", 2), ("mov", 2))
+# What one operation costs, fitted to tools/isa_probe/chain_probe.cpp (vmaxps added to sigmoid's
+# chain: 0.30 cycles beside it, 0.94 at its end, 63 cycles deeper): a cycle per this many
+# operations, plus one per this many cycles that the operations wait for their inputs.
+CHAIN_OPS_PER_CYCLE = 1 / 0.21
+CHAIN_WAIT_PER_CYCLE = 1 / 0.0102
+SIMD_REGISTER = re.compile(r"\b(?:[xyz]mm(\d+)|(k[0-7]))\b")
+READS_DESTINATION = ("fmadd", "fmsub", "fnmadd", "fnmsub", "pternlog", "fixupimm")
+
+
+def latency(insn):
+    base = insn.mnemonic[1:] if insn.mnemonic.startswith("v") else insn.mnemonic
+    if base.startswith("mov"):
+        # A masked move merges into its destination (a blend); a plain move is renamed away.
+        return 2 if "{k" in insn.operands[0] else 0
+    for prefix, cycles in LATENCY:
+        if base.startswith(prefix):
+            return cycles
+    return 1
+
+
+def registers(operand):
+    """The vector and mask registers an operand names: zmm3 and xmm3 are one register."""
+    return [f"v{m.group(1)}" if m.group(1) else m.group(2)
+            for m in SIMD_REGISTER.finditer(operand)]
+
+
+def chain_wait(insns):
+    """(operations, cycles they wait): the loop's vector operations and stores in order, each
+    ready when the last of its inputs is (loads and the registers the loop does not write are
+    ready at 0); the sum over them of that ready time, the cycles they sit in the scheduler."""
+    ready, ops, wait = {}, 0, 0.0
+    for insn in sorted(insns, key=lambda i: i.address):
+        kind = classify(insn)
+        if not insn.is_vector or kind in ("other", "call") and not insn.mnemonic.startswith(
+                ("vmov", "mov")):
+            continue
+        dest = insn.operands[0] if insn.operands else ""
+        memory = memory_operands(insn)
+        if kind == "store" or 0 in memory:
+            sources, targets = insn.operands, []
+        else:
+            merge = "{k" in dest and "{z}" not in dest
+            reads_dest = insn.mnemonic.lstrip("v").startswith(READS_DESTINATION) or merge
+            sources = insn.operands[1:] + ([re.sub(r"\{k\d\}|\{z\}", "", dest)]
+                                           if reads_dest else [])
+            sources += re.findall(r"\{(k[0-7])\}", dest)
+            targets = registers(re.sub(r"\{k\d\}|\{z\}", "", dest))
+        start = max((ready.get(r, 0.0) for op in sources for r in registers(op)), default=0.0)
+        if kind == "load" or (kind == "other" and latency(insn) == 0):
+            end = start if kind == "other" else 0.0  # a register move passes its input on
+        else:
+            ops += 1
+            wait += start
+            end = start + latency(insn)
+        for r in targets:
+            ready[r] = end
+    return ops, wait
+
+
 def gpr(name):
     """The 64-bit register that a general register name is part of (eax -> rax), or None."""
     if re.fullmatch(r"r(?:[a-d]x|[sd]i|[bs]p|8|9|1[0-5])", name):
@@ -415,6 +496,41 @@ def with_callees(f, insns, resolve, depth=0):
     return c, calls
 
 
+def hot_path(f, indices, resolve):
+    """The loop's instructions on its fall-through path: from the target of its back edge, past
+    every conditional jump not taken, to the back edge. The compiler lays the likely path out
+    that way ([[unlikely]] blocks and the patches near a root are jumped to and come back), so
+    the cold blocks, which the counts include, are not in the chain. All of the loop where the
+    walk does not close."""
+    inside = set(indices)
+    index = {insn.address: k for k, insn in enumerate(f.insns)}
+
+    def target(k):
+        insn = f.insns[k]
+        if insn.target and resolve(insn.target) is f:
+            return index.get(insn.target[1])
+        return None
+
+    heads = [target(k) for k in indices if f.insns[k].mnemonic.startswith("j")
+             and target(k) in inside and target(k) <= k]
+    if not heads:
+        return [f.insns[k] for k in indices]
+    head = min(heads)
+    path, k = [], head
+    while k in inside and len(path) <= len(indices):
+        path.append(f.insns[k])
+        insn = f.insns[k]
+        if insn.mnemonic.startswith("j"):
+            t = target(k)
+            if t == head:
+                return path
+            if insn.mnemonic.startswith("jmp"):
+                k = t if t is not None else -1
+                continue
+        k += 1
+    return [f.insns[k] for k in indices]
+
+
 def analyse_loop(f, indices, resolve, kernel, warnings):
     loop = [f.insns[k] for k in indices]
     c, calls = with_callees(f, loop, resolve)
@@ -422,6 +538,8 @@ def analyse_loop(f, indices, resolve, kernel, warnings):
         warnings.append(f"{kernel}: CALL in the hot loop ({short_name(f.name)}): {callee}")
     batches = batches_per_iteration(loop)
     per_batch = {k: v / batches for k, v in c.items()}
+    ops, wait = chain_wait(hot_path(f, indices, resolve))
+    per_batch["chain ops"], per_batch["chain wait"] = ops / batches, wait / batches
     return {
         "function": short_name(f.name),
         "address": f"{f.section}+{loop[0].address:#x}",
@@ -430,6 +548,8 @@ def analyse_loop(f, indices, resolve, kernel, warnings):
         "calls": calls,
         "model_cycles": per_batch.get("fp", 0) + 2 * per_batch.get("div", 0)
         + per_batch.get("store", 0) + 0.5 * per_batch.get("logic", 0),
+        "chain_cycles": per_batch["chain ops"] / CHAIN_OPS_PER_CYCLE
+        + per_batch["chain wait"] / CHAIN_WAIT_PER_CYCLE,
     }
 
 
@@ -526,7 +646,7 @@ def notes(loop):
 
 def print_table(loops, throughput):
     header = ["kernel", "insns/batch", "fp", "div", "store", "load", "logic/blend", "call",
-              "model cycles"]
+              "model cycles", "wait", "chain cycles"]
     if throughput is not None:
         header.append("el/ns")
     header.append("notes")
@@ -537,6 +657,8 @@ def print_table(loops, throughput):
         cells = [loop["label"]] + [f"{c.get(k, 0):g}" for k in
                                    ("total", "fp", "div", "store", "load", "logic", "call")]
         cells.append(f"{loop['model_cycles']:g}")
+        cells.append(f"{c['chain wait']:.0f}")
+        cells.append(f"{loop['chain_cycles']:.1f}")
         if throughput is not None:  # the kernel's figure, on the first of its loops
             n, per_ns = throughput.get(loop["kernel"], (None, None))
             first = loop is next(other for other in loops if other["kernel"] == loop["kernel"])
@@ -577,7 +699,8 @@ def main(argv):
     throughput = bench_throughput(args.bench, args.bench_size) if args.bench else None
 
     print(f"Hot loops of {SOURCE.relative_to(ROOT)}: {args.compiler} -march={args.march}; "
-          "counts per batch; model = fp + 2 div + store + 0.5 logic/blend (TRAPS.md)\n")
+          "counts per batch; model = fp + 2 div + store + 0.5 logic/blend (TRAPS.md, Zen 4); "
+          "chain cycles = 0.21 ops + 0.0102 wait (Zen 5)\n")
     print_table(loops, throughput)
     for warning in dict.fromkeys(warnings):
         print(f"opcount: WARNING: {warning}", file=sys.stderr)
