@@ -281,11 +281,24 @@ inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> con
   V const k_lo = math::select(right, V(0), math::fma(half_x, e.m, half_x - left_k));
   V const s = math::select(right, V(0), e.n + math::c<V>(1));
   V const q = math::divide_by_one_plus(k, e.value(), k_lo);
-  // An infinite k (x = +-inf where z >= 0): the quotient's residual is NaN, k itself the limit;
-  // a zero k: the residual's +0 would lose the sign of x = -0.
-  V const y = math::select(math::zero_or_infinite(k), k, math::scale(q, s));
-  // Where e^z underflowed entirely (z < min_arg), x sigma(z) -> 0 with x's sign, also for x = -inf.
-  return math::select(z.hi < V(K::min_arg), math::sign_bit(x), y);
+  V y = math::scale(q, s);
+  // The limits, in a branch taken by the batches that hold a lane where one may apply: k is 0
+  // or infinite only where x is 0, subnormal (x/2 may round to 0) or infinite, and e^z
+  // underflows only below min_arg. Two selects at the end of the chain cost ~0.9 cycles each
+  // (design.md: an operation costs by how long it waits), the test of x and z ~0.2 each.
+  auto const limits_may_apply =
+      math::either(math::either(math::zero_or_infinite(x),
+                                math::abs(x) < V(std::numeric_limits<scalar_t<V>>::min())),
+                   z.hi < V(K::min_arg));
+  if (math::any(limits_may_apply)) [[unlikely]] {
+    // An infinite k (x = +-inf where z >= 0): the quotient's residual is NaN, k itself the
+    // limit; a zero k: the residual's +0 would lose the sign of x = -0.
+    y = math::select(math::zero_or_infinite(k), k, y);
+    // Where e^z underflowed entirely (z < min_arg), x sigma(z) -> 0 with x's sign, also for
+    // x = -inf.
+    y = math::select(z.hi < V(K::min_arg), math::sign_bit(x), y);
+  }
+  return y;
 }
 }  // namespace detail
 
