@@ -9,6 +9,8 @@
 // the arguments of the GELU cubic and of swish's beta x rounded once). Limits at +-inf, NaN
 // propagation and the no-overflow splits are kept.
 
+#include <limits>
+
 #include "concepts.hpp"
 #include "isa.hpp"
 #include "math/constants.hpp"
@@ -23,10 +25,25 @@ namespace detail {
 inline namespace NONLIN_ISA {
 // x sigma(z) and its derivative d/dx = sigma(z) (1 + x z' sigma(-z)), given x z' (slope_x):
 // the limits 0 and x where sigma(z) or sigma(-z) vanished, which x * 0 alone would make NaN.
+//
+// x sigma(z) on one path: x r (1 + m) 2^n on the left, and on the right the same with m = n = 0,
+// which is x r exactly; the two selects sit early in the chain (m and n are ready long before
+// x r), where a select of the two results at its end cost ~0.9 cycles (design.md: an operation
+// costs by how long it waits). The batches with a lane where e^-|z| was clamped or x is
+// infinite (x r (1 + 0) would be inf * 0) take the two-path form in a branch.
 template <real_value V>
 inline V x_sigmoid(V x, V z) noexcept {
+  using K = math::detail::exp_constants<scalar_t<V>>;
   auto p = math::fast::logistic(z);
-  return math::select(z >= V(0), x * p.positive(), p.negative_times(x));
+  auto const right = z >= V(0);
+  auto const limits_may_apply = math::either(
+      p.a == V(K::min_arg), math::abs(x) == V(std::numeric_limits<scalar_t<V>>::infinity()));
+  if (math::any(limits_may_apply)) [[unlikely]] {
+    return math::select(right, x * p.positive(), p.negative_times(x));
+  }
+  V const kr = x * p.r;
+  return math::scale(math::fma(kr, math::select(right, V(0), p.m), kr),
+                     math::select(right, V(0), p.n));
 }
 template <real_value V>
 inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
