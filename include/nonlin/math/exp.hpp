@@ -432,15 +432,20 @@ inline V expm1(V const& x) noexcept {
 }
 
 // e^x - 1 for x <= 0 (or NaN): n <= 0, always expm1's small-n path, without its clamp above and
-// its far side.
+// its far side. -1 below `low` in a branch taken only by a batch with such a lane, and the clamp
+// as one max (the same select, NaN kept): a select at the end or the start of the chain costs
+// far more than its count (design.md: an operation costs by how long it waits).
 template <real_value V>
 inline V expm1_nonpositive(V const& x) noexcept {
   using T = scalar_t<V>;
   V const low(detail::exp_constants<T>::expm1_low);
-  auto below = x < low;
-  auto reduction = math::reduce_exp_clamped(math::select(below, low, x));
-  return math::select(below, V(T(-1)),
-                      math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r)));
+  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, low));
+  V const result = math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r));
+  auto const below = x < low;
+  if (math::any(below)) [[unlikely]] {
+    return math::select(below, V(T(-1)), result);
+  }
+  return result;
 }
 
 }  // namespace NONLIN_ISA
