@@ -93,12 +93,12 @@ constexpr exact16 exactness16() {
 // `static constexpr bool exact_backward_results = true` (hardtanh: dy or 0).
 template <class F>
 constexpr exact16 backward_exactness16() {
-  if constexpr (requires { F::exact_backward_results; }) {
-    if constexpr (F::exact_backward_results) {
-      return exact16::all;
-    }
+  // True where the member exists and is true (a nested requirement).
+  if constexpr (requires { requires F::exact_backward_results; }) {
+    return exact16::all;
+  } else {
+    return exactness16<F>();
   }
-  return exactness16<F>();
 }
 
 // exactness16 for the forward: a functor whose forward results from 16-bit inputs, each rounded
@@ -107,12 +107,11 @@ constexpr exact16 backward_exactness16() {
 // forward then tests no lane, as for exact16::all.
 template <class F>
 constexpr exact16 forward_exactness16() {
-  if constexpr (requires { F::forward_rounds_correctly16; }) {
-    if constexpr (F::forward_rounds_correctly16) {
-      return exact16::all;
-    }
+  if constexpr (requires { requires F::forward_rounds_correctly16; }) {
+    return exact16::all;
+  } else {
+    return exactness16<F>();
   }
-  return exactness16<F>();
 }
 
 // A functor whose forward results are exact for some values of its parameters says so at run

@@ -12,33 +12,20 @@
 // The figures it printed, and what they explain, are in docs/design.md ("The machine").
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <nonlin/nonlin.hpp>
 #include <vector>
 #include <xsimd/xsimd.hpp>
 
+#include "clock.hpp"
+
 namespace {
 
 using batch = xsimd::batch<float>;
 
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Cycles per second from 4 dependent integer adds per loop iteration.
-double clock_hz() {
-  long const n = 400000000;
-  long x = 0;
-  double const t0 = seconds();
-  asm volatile(
-      "mov %1, %%rcx\n1:\nadd $1, %0\nadd $1, %0\nadd $1, %0\nadd $1, %0\nsub $4, %%rcx\njnz 1b\n"
-      : "+r"(x)
-      : "r"(n)
-      : "rcx");
-  return static_cast<double>(n) / (seconds() - t0);
-}
+using nonlin_probe::clock_hz;
+using nonlin_probe::seconds;
 
 // A vmaxps the compiler cannot fold or merge: its result leaves through an empty asm.
 batch opaque_max(batch a, batch const& b) {

@@ -7,27 +7,14 @@
 //   (-march=native instead adds the AVX-512 BF16 conversions where the CPU has them)
 // The figures it printed, and what they explain, are in docs/design.md ("The machine").
 
-#include <chrono>
 #include <cstdio>
+
+#include "clock.hpp"
 
 namespace {
 
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// Cycles per second from 4 dependent integer adds per loop iteration.
-double clock_hz() {
-  long const n = 400000000;
-  long x = 0;
-  double const t0 = seconds();
-  asm volatile(
-      "mov %1, %%rcx\n1:\nadd $1, %0\nadd $1, %0\nadd $1, %0\nadd $1, %0\nsub $4, %%rcx\njnz 1b\n"
-      : "+r"(x)
-      : "r"(n)
-      : "rcx");
-  return static_cast<double>(n) / (seconds() - t0);
-}
+using nonlin_probe::clock_hz;
+using nonlin_probe::seconds;
 
 #define NONLIN_STR(x) #x
 #define NONLIN_X12(I) I(0) I(1) I(2) I(3) I(4) I(5) I(6) I(7) I(8) I(9) I(10) I(11)
