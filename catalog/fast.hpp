@@ -5,7 +5,9 @@
 // does not hold (what the fast tier gives up, README "Fast tier"): its derivatives of x sigma(z)
 // near their zeros (no fitted root neighbourhood: the relative error is unbounded at the zero
 // itself), and the GELUs' left tails, where the argument z rounded once costs about |z| / 2 ulp
-// in e^z. Figures from tests/accuracy_test.cpp's inputs (g++ 12, -O3 -march=native, Zen 4).
+// in e^z. Figures from tests/accuracy_test.cpp's inputs (g++ 12, -O3 -march=native, Zen 4);
+// the GELU derivatives' windows end at -0.45 since every float was checked (2026-12-04): up to
+// 5.9 ulp between -0.55 and -0.45 (5.7 before the table exp), within 5 above.
 
 #include <nonlin/fast.hpp>
 
@@ -59,10 +61,11 @@ struct fast_gelu_quick_row : fast_row<fast_gelu_quick_row, gelu_quick_row> {
   static std::vector<instance<functor>> instances() { return {{name, {}}}; }
   static nonlin::gelu_quick exact(functor const&) { return {}; }
   static std::vector<exempt_window> windows() {
-    return {{member::forward, "f32", -1e300, -1.25, "81 ulp at -52", "argument"},
-            {member::forward, "f64", -1e300, -1.25, "302 ulp at -348", "argument"},
-            {member::derivative, "f32", -1e300, -0.55, "root -0.7512, tail", "both"},
-            {member::derivative, "f64", -1e300, -0.55, "root -0.7512, tail", "both"}};
+    return {
+        {member::forward, "f32", -1e300, -1.25, "81 ulp at -52", "argument"},
+        {member::forward, "f64", -1e300, -1.25, "302 ulp at -348", "argument"},
+        {member::derivative, "f32", -1e300, -0.45, "root -0.7512, tail; 5.1 ulp at -0.494", "both"},
+        {member::derivative, "f64", -1e300, -0.45, "root -0.7512, tail", "both"}};
   }
 };
 
@@ -72,10 +75,11 @@ struct fast_gelu_tanh_row : fast_row<fast_gelu_tanh_row, gelu_tanh_row> {
   static std::vector<instance<functor>> instances() { return {{name, {}}}; }
   static nonlin::gelu_tanh exact(functor const&) { return {}; }
   static std::vector<exempt_window> windows() {
-    return {{member::forward, "f32", -1e300, -1.25, "196 ulp at -9.76", "argument"},
-            {member::forward, "f64", -1e300, -1.25, "1216 ulp at -21.1", "argument"},
-            {member::derivative, "f32", -1e300, -0.55, "root -0.7525, tail", "both"},
-            {member::derivative, "f64", -1e300, -0.55, "root -0.7525, tail", "both"}};
+    return {
+        {member::forward, "f32", -1e300, -1.25, "196 ulp at -9.76", "argument"},
+        {member::forward, "f64", -1e300, -1.25, "1216 ulp at -21.1", "argument"},
+        {member::derivative, "f32", -1e300, -0.45, "root -0.7525, tail; 5.9 ulp at -0.515", "both"},
+        {member::derivative, "f64", -1e300, -0.45, "root -0.7525, tail", "both"}};
   }
 };
 

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The math layer's claims that are cheaper to check exhaustively than to trust: the division by
-// a small integer without a divide instruction (math/divide.hpp) rounds as the division does.
+// a small integer without a divide instruction (math/divide.hpp) rounds as the division does;
+// the fast tier's exp table holds the nearest values of 2^(j/N), and its exp (math/fast.hpp)
+// is within its stated error and the same bits for scalars and batches.
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -12,6 +16,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include <nonlin/math/divide.hpp>
+#include <nonlin/math/fast.hpp>
 #include <nonlin/nonlin.hpp>
 
 namespace nonlin::test {
@@ -96,6 +101,64 @@ TEST(DivideByInteger, HardsigmoidAndHardswishAsWithTheDivision) {
       EXPECT_EQ(hardswish{}.derivative(x), (x + x + 3.0f) / 6.0f) << x;
     }
   }
+}
+
+// Each entry is the value nearest 2^(j/N): closer to it than both neighbours (long double's 64
+// bits decide: 2^(j/N) is irrational for j > 0, far from any midpoint at that precision).
+template <class T>
+void expect_nearest_exp2_fractions() {
+  using E = math::fast::detail::exp2_fractions<T>;
+  ASSERT_EQ(E::table.size(), static_cast<std::size_t>(E::size));
+  for (int j = 0; j < E::size; ++j) {
+    long double const want = std::exp2(static_cast<long double>(j) / E::size);
+    T const entry = E::table[static_cast<std::size_t>(j)];
+    long double const error = std::fabs(static_cast<long double>(entry) - want);
+    for (T neighbour : {std::nextafter(entry, T(0)), std::nextafter(entry, T(4))}) {
+      EXPECT_LT(error, std::fabs(static_cast<long double>(neighbour) - want))
+          << "2^(" << j << "/" << E::size << ")";
+    }
+  }
+}
+
+TEST(FastExp, TableEntriesAreTheNearestValues) {
+  expect_nearest_exp2_fractions<float>();
+  expect_nearest_exp2_fractions<double>();
+}
+
+// e^a = u 2^n over exp's clamped range, every 97th float of [-115, 0]: within 1.25 ulp (the
+// table entry's rounding, m's, the fma's; measured 1.06), u in [2^(-1/32), 2) and n
+// integral, the batch's bits those of the scalar's (the lookup is a vpermps on AVX-512, a
+// gather or an index elsewhere).
+TEST(FastExp, WithinItsErrorAndScalarEqualsBatch) {
+  alignas(64) float a[fbatch::size];
+  alignas(64) float u[fbatch::size];
+  alignas(64) float n[fbatch::size];
+  std::uint32_t const last = std::bit_cast<std::uint32_t>(-115.0f);
+  double worst = 0;
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(-0.0f);
+  while (bits <= last) {
+    for (std::size_t j = 0; j < fbatch::size; ++j, bits += 97) {
+      a[j] = std::bit_cast<float>(std::min(bits, last));
+    }
+    auto const parts = math::fast::exp_by_table(fbatch::load_aligned(a));
+    parts.u.store_aligned(u);
+    parts.n.store_aligned(n);
+    for (std::size_t j = 0; j < fbatch::size; ++j) {
+      auto const scalar = math::fast::exp_by_table(a[j]);
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(scalar.u), std::bit_cast<std::uint32_t>(u[j])) << a[j];
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(scalar.n), std::bit_cast<std::uint32_t>(n[j])) << a[j];
+      ASSERT_EQ(n[j], std::floor(n[j])) << a[j];
+      ASSERT_GE(u[j], 0x1.f4p-1f) << a[j];
+      ASSERT_LT(u[j], 2.0f) << a[j];
+      // e^a / 2^n against u, in ulps of u (u's binade: [1, 2) or just below 1).
+      long double const want =
+          std::exp(static_cast<long double>(a[j])) / std::exp2(static_cast<long double>(n[j]));
+      long double const ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23);
+      worst = std::max(worst, static_cast<double>(std::fabs(u[j] - want) / ulp));
+    }
+  }
+  EXPECT_LE(worst, 1.25);
+  std::printf("fast exp: %.3f ulp\n", worst);
 }
 
 }  // namespace

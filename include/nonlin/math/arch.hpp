@@ -14,10 +14,12 @@
 //   subnormal_class          x is subnormal, one vfpclass (on the bits: DAZ does not hide them)
 //   reciprocal_estimate      1/x to 2^-14, vrcp14                    (AVX-512F + VL)
 //   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
+//   round_down     floor(x), one vrndscale                           (AVX-512F, 512-bit)
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
 //   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F, NEON)
 //   narrow_to_odd  two double batches to floats, rounded to odd      (AVX-512F, 512-bit)
 //   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
+//   permute_by_low_bits        the same, indexed by the low bits of a lane's bit pattern
 //   widen_float16, narrow_float16   16-bit IEEE halves <-> floats     (F16C, AVX-512F 512-bit)
 //   narrow_bfloat16_flushing   floats -> bfloat16, subnormals to 0   (AVX-512 BF16)
 //   narrow_bfloat16_pair_flushing   two batches of them, one vcvtne2ps2bf16   (AVX-512 BF16)
@@ -416,6 +418,28 @@ inline V scalef(V const& y, V const& n) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+// ---- round_down ---------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_round_down = detail::avx512f&& is_batch_v<V> && sizeof(V) == 64;
+
+// The largest integer <= x, exact, one vrndscale: the masked form, as xsimd's floor (the unmasked
+// intrinsic) trips g++ 12's uninitialized warning on its undefined operand.
+template <class V>
+inline V round_down(V const& x) noexcept {
+  static_assert(has_round_down<V>, "arch::round_down: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  constexpr int floor_no_exceptions = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  if constexpr (detail::is_float<V>) {
+    return V(_mm512_mask_roundscale_ps(x, __mmask16(0xffff), x, floor_no_exceptions));
+  } else {
+    return V(_mm512_mask_roundscale_pd(x, __mmask8(0xff), x, floor_no_exceptions));
+  }
+#else
+  return x;  // not reached
+#endif
+}
+
 // ---- load_masked, store_masked ----------------------------------------------------------------
 
 template <class B>
@@ -585,6 +609,23 @@ inline V permute(I const& index, scalar_t<V> const* column) noexcept {
   }
 #else
   (void)index;
+  return V::load_aligned(column);  // not reached
+#endif
+}
+
+// column[j] in lane i, j the low bits of lane i's bit pattern (4 for float, 3 for double): no
+// conversion, as vpermps/pd read no other bits of their index.
+template <class V>
+inline V permute_by_low_bits(V const& v, scalar_t<V> const* column) noexcept {
+  static_assert(has_permute<V>, "arch::permute_by_low_bits: needs AVX-512DQ, 512-bit");
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  if constexpr (detail::is_float<V>) {
+    return V(_mm512_permutexvar_ps(_mm512_castps_si512(v), V::load_aligned(column)));
+  } else {
+    return V(_mm512_permutexvar_pd(_mm512_castpd_si512(v), V::load_aligned(column)));
+  }
+#else
+  (void)v;
   return V::load_aligned(column);  // not reached
 #endif
 }

@@ -1,73 +1,156 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The math of the opt-in fast tier (nonlin/fast.hpp): the same exp reduction and polynomial as
-// exp.hpp, but none of the default tier's compensations (no hi + lo arguments, no exact
-// 1 + e, no fitted root neighbourhoods), and a reciprocal by Newton's method from vrcp14
-// instead of a division. Scalars and batches still share every line, so they agree bit for bit.
+// The math of the opt-in fast tier (nonlin/fast.hpp): an exp from a 16-entry table of 2^(j/16)
+// (8 for double) and a degree-3 polynomial where exp.hpp's reduction needs degree 6, none of the
+// default tier's compensations (no hi + lo arguments, no exact 1 + e, no fitted root
+// neighbourhoods), and plain divisions for the quotients. Scalars and batches still share every
+// line, so they agree bit for bit.
 // The bounds this buys are measured by tools/accuracy.cpp and listed in the README.
 
+#include <array>
+#include <cstddef>
 #include <limits>
 #include <type_traits>
 
 #include "../isa.hpp"
+#include "arch.hpp"
+#include "constants.hpp"
 #include "exp.hpp"
 #include "ops.hpp"
 
 namespace nonlin::math::fast {
 inline namespace NONLIN_ISA {
 
-// 1/d for d in [1, 2]: vrcp14 and Newton steps (one for float, two for double), within about
-// 1 ulp; a division where the target has no AVX-512.
+namespace detail {
+// 2^(j/N), j = 0..N-1, rounded to nearest: one register of entries (N = 16 floats, 8 doubles),
+// so that a lookup is one vpermps/pd on AVX-512. magic: adding it rounds to a multiple of 1/N,
+// whose j / N the low bits of the sum hold. q: (e^r - 1 - r) / r^2 on |r| <= ln2 / (2N), the
+// Taylor coefficients (float: the remainder r^4 / 24 <= 9.2e-9, 0.15 ulp of e^r; double: r^9 / 9!
+// <= 1.5e-18, 0.014 ulp).
+template <class T>
+struct exp2_fractions;
+template <>
+struct exp2_fractions<float> {
+  static constexpr int size = 16;
+  static constexpr float magic = 0x1.8p19f;
+  alignas(64) static constexpr std::array<float, 16> table = {
+      0x1p+0f,        0x1.0b5586p+0f, 0x1.172b84p+0f, 0x1.2387a6p+0f,
+      0x1.306fep+0f,  0x1.3dea64p+0f, 0x1.4bfdaep+0f, 0x1.5ab07ep+0f,
+      0x1.6a09e6p+0f, 0x1.7a1148p+0f, 0x1.8ace54p+0f, 0x1.9c4918p+0f,
+      0x1.ae89fap+0f, 0x1.c199bep+0f, 0x1.d5818ep+0f, 0x1.ea4afap+0f};
+  // 2^(j/16) - table[j], rounded: e^r's error stays that of its last addition (~0.5 ulp, not
+  // ~1 with the entry's own rounding), which the derivatives of x sigma(z) amplify where they
+  // cancel.
+  alignas(64) static constexpr std::array<float, 16> table_lo = {
+      0x0p+0f,          0x1.9f3122p-25f,  -0x1.c15742p-27f, 0x1.ceac48p-25f,
+      0x1.4636e2p-25f,  0x1.824684p-25f,  -0x1.593abcp-25f, -0x1.5bd5ecp-27f,
+      0x1.9fcef4p-26f,  -0x1.829fd0p-25f, 0x1.15506ep-27f,  0x1.51f848p-27f,
+      -0x1.a94b14p-26f, -0x1.3d56b2p-27f, -0x1.822dbcp-27f, 0x1.52486cp-27f};
+  static constexpr std::array<float, 2> q = {0x1p-1f, 0x1.555556p-3f};
+};
+template <>
+struct exp2_fractions<double> {
+  static constexpr int size = 8;
+  static constexpr double magic = 0x1.8p49;
+  alignas(64) static constexpr std::array<double, 8> table = {0x1p+0,
+                                                              0x1.172b83c7d517bp+0,
+                                                              0x1.306fe0a31b715p+0,
+                                                              0x1.4bfdad5362a27p+0,
+                                                              0x1.6a09e667f3bcdp+0,
+                                                              0x1.8ace5422aa0dbp+0,
+                                                              0x1.ae89f995ad3adp+0,
+                                                              0x1.d5818dcfba487p+0};
+  alignas(64) static constexpr std::array<double, 8> table_lo = {0x0p+0,
+                                                                 -0x1.19041b9d78a76p-55,
+                                                                 0x1.6f46ad23182e4p-55,
+                                                                 0x1.d4397afec42e2p-56,
+                                                                 -0x1.bdd3413b26456p-54,
+                                                                 0x1.6e9f156864b27p-54,
+                                                                 0x1.7a1cd345dcc81p-54,
+                                                                 0x1.2ed02d75b3707p-55};
+  static constexpr std::array<double, 7> q = {0x1p-1,
+                                              0x1.5555555555555p-3,
+                                              0x1.5555555555555p-5,
+                                              0x1.1111111111111p-7,
+                                              0x1.6c16c16c16c17p-10,
+                                              0x1.a01a01a01a01ap-13,
+                                              0x1.a01a01a01a01ap-16};
+};
+}  // namespace detail
+
+// column[j], j = the low bits of kf's bit pattern (kf = k + magic, k a multiple of 1/N): one
+// vpermps/pd where the batch holds the whole column, a gather (or an index) elsewhere; the same
+// entry either way.
 template <real_value V>
-inline V reciprocal(V const& d) noexcept {
-  if constexpr (arch::has_reciprocal_estimate<V>) {
-    V const one = math::c<V>(1);
-    V r = arch::reciprocal_estimate(d);
-    r = math::fma(r, math::fma(math::neg(d), r, one), r);
-    if constexpr (std::is_same_v<scalar_t<V>, double>) {
-      r = math::fma(r, math::fma(math::neg(d), r, one), r);
-    }
-    return r;
+inline V exp2_fraction(V const& kf, scalar_t<V> const* column) noexcept {
+  using E = detail::exp2_fractions<scalar_t<V>>;
+  if constexpr (arch::has_permute<V>) {
+    static_assert(V::size == E::size, "the table is one register");
+    return arch::permute_by_low_bits(kf, column);
   } else {
-    return math::divide(math::c<V>(1), d);
+    auto const index = math::as_bits(kf) & int_t<V>(E::size - 1);
+    if constexpr (is_batch_v<V>) {
+      return V::gather(column, index);
+    } else {
+      return column[static_cast<std::size_t>(index)];
+    }
   }
 }
 
-// The logistic pieces from e = e^-|z| = (1 + m) 2^n in (0, 1] and r = 1 / (1 + e):
-// sigma(|z|) = r and sigma(-|z|) = e r, so neither tail cancels or overflows. Only the lower
+// e^a = u 2^n for a <= 0 within exp's clamped range: a = k ln2 + r, k a multiple of 1/N,
+// |r| <= ln2 / (2N); u = 2^(k - n) e^r = t (1 + m) from the table's entry t and m = e^r - 1,
+// n = floor(k) integral. u lies in [2^(-1/(2N)), 2): e^a to about half an ulp (t + t_lo carries
+// the entry to twice the precision; m's error and the last addition's rounding remain); a short
+// chain (the polynomial is degree 3 for float where the plain reduction needs 6) and two lookups
+// beside it.
+template <real_value V>
+struct exp_parts {
+  V u;
+  V n;
+  V value() const noexcept { return math::scale(u, n); }
+};
+
+template <real_value V>
+inline exp_parts<V> exp_by_table(V const& a) noexcept {
+  using T = scalar_t<V>;
+  using E = detail::exp2_fractions<T>;
+  V const magic(E::magic);
+  V const kf = math::fma(a, V(math::detail::exp_constants<T>::log2e), magic);
+  V const k = kf - magic;
+  V const r = math::fma(k, V(-ln2_split<T>::tail), math::reduction_head(a, k));
+  V const t = fast::exp2_fraction(kf, E::table.data());
+  V const t_lo = fast::exp2_fraction(kf, E::table_lo.data());
+  V const m = math::fma(r * r, math::horner(r, E::q), r);
+  return {t + math::fma(t, m, t_lo), math::floor(k)};
+}
+
+// The logistic pieces from e = e^-|z| = u 2^n in (0, 1] and d = 1 + e: sigma(|z|) = 1 / d and
+// sigma(-|z|) = e / d, so neither tail cancels or overflows; each caller forms one quotient, a
+// division at the end of its chain (vdivps runs beside the FMA pipes, design.md). Only the lower
 // clamp of exp is needed (-|z| <= 0).
 template <real_value V>
 struct logistic_parts {
   V a;  // -|z|, clamped at exp's lowest argument
-  V m;
+  V u;
   V n;
   V e;
-  V r;
-  V positive() const noexcept { return r; }         // sigma(|z|)
-  V negative() const noexcept { return e * r; }     // sigma(-|z|)
-  V slope() const noexcept { return (e * r) * r; }  // sigma'(z) = e / (1 + e)^2
-  // k sigma(-|z|) = (k r) (1 + m) 2^n, rounded once also where it is subnormal; k's sign of 0
-  // where e^-|z| was clamped (below it k e^-|z| is 0 for every |k| < 2^16, and the limit for
-  // infinite k).
-  V negative_times(V const& k) const noexcept {
-    using K = math::detail::exp_constants<scalar_t<V>>;
-    V const kr = k * r;
-    return math::select(a == V(K::min_arg), math::sign_bit(k),
-                        math::scale(math::fma(kr, m, kr), n));
-  }
+  V d;
+  // (1 + e)^2 = 1 + e (e + 2): one rounding that counts (e + 2's is e times smaller), where
+  // d * d would carry d's rounding twice and its own.
+  V square() const noexcept { return math::fma(e, e + math::c<V>(2), math::c<V>(1)); }
+  V slope() const noexcept { return math::divide(e, square()); }  // sigma'(z) = e / (1 + e)^2
 };
 
 // R = product: for a backward's products far in the tails (math::with_product_tail), where
-// dy sigma'(z) = scale_times((1 + m) r r, n, dy).
+// dy sigma'(z) = scale_times(u / d^2, n, dy).
 template <exp_range R = exp_range::value, real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
   V const a =
       math::clamp_below(math::neg(math::abs(z)), V(math::detail::lowest_arg<R, scalar_t<V>>));
-  auto reduction = math::reduce_exp_clamped(a);
-  V const m = math::expm1_reduced(reduction.r);
-  V const n = R == exp_range::value ? reduction.n : math::value_exponent(reduction.n);
-  V const e = math::scale(m + math::c<V>(1), n);
-  return {a, m, reduction.n, e, fast::reciprocal(e + math::c<V>(1))};
+  auto const parts = fast::exp_by_table(a);
+  V const n = R == exp_range::value ? parts.n : math::value_exponent(parts.n);
+  V const e = math::scale(parts.u, n);
+  return {a, parts.u, parts.n, e, e + math::c<V>(1)};
 }
 
 // dy c sigma'(z) for a derivative `common` = c sigma'(z) (c a power of two), rounded once also
@@ -76,28 +159,37 @@ template <real_value V>
 inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of_two) noexcept {
   auto tail = [](V arg, V factor, V power) {
     auto p = fast::logistic<exp_range::product>(arg);
-    return math::scale_times(power * (((p.m + math::c<V>(1)) * p.r) * p.r), p.n, factor);
+    return math::scale_times(math::divide(power * p.u, p.square()), p.n, factor);
   };
   return math::with_product_tail(dy * common, math::neg(math::abs(z)), tail, z, dy, power_of_two);
 }
 
-// sigma(z) and sigma(-z) for the sign of z.
+// sigma(z) = 1 / (1 + e^-z) in one quotient wherever sigma(z) is a normal number (z >= -87 for
+// float, -708 for double: e^-z is finite there, and its relative error passes to the quotient
+// undamped only where sigma is small, as it does in e^-|z| / (1 + e^-|z|)); z is clamped where
+// sigma(z) rounds to 1. The batches with a lane below take e^-|z| / (1 + e^-|z|) there, and the
+// same quotient as the others on every other lane (a result must not depend on its neighbours).
 template <real_value V>
-struct sigmoid_pair {
-  V plus;   // sigma(z)
-  V minus;  // sigma(-z) = 1 - sigma(z)
-};
-
-template <real_value V>
-inline sigmoid_pair<V> sigmoid_both(V const& z) noexcept {
-  auto p = fast::logistic(z);
-  auto right = z >= V(0);
-  return {math::select(right, p.positive(), p.negative()),
-          math::select(right, p.negative(), p.positive())};
+inline V sigmoid(V const& z) noexcept {
+  using T = scalar_t<V>;
+  constexpr T normal_bound = std::is_same_v<T, float> ? T(87) : T(708);
+  V const one = math::c<V>(1);
+  V const bound(normal_bound);
+  auto quotient = [&](V const& clamped) {
+    return math::divide(one, fast::exp_by_table(math::neg(clamped)).value() + one);
+  };
+  auto const below = z < math::neg(bound);
+  if (math::any(below)) [[unlikely]] {
+    auto const p = fast::logistic(z);
+    return math::select(below, math::divide(p.e, p.d),
+                        quotient(math::clamp_below(math::clamp_above(z, bound), math::neg(bound))));
+  }
+  return quotient(math::clamp_above(z, bound));
 }
 
 // tanh x = sign(x) (1 - e) / (1 + e), e = e^-2|x| = 2^n (1 + p): 1 - e = (1 - 2^n) - 2^n p with
-// 1 - 2^n exact, so small |x| does not cancel; |x| is clamped where tanh rounds to 1.
+// 1 - 2^n exact, so small |x| does not cancel (the table's e would: its entries are rounded);
+// |x| is clamped where tanh rounds to 1. One division at the end of the chain.
 template <real_value V>
 inline V tanh(V const& x) noexcept {
   using T = scalar_t<V>;
@@ -109,7 +201,7 @@ inline V tanh(V const& x) noexcept {
   V const one = math::c<V>(1);
   V const numerator = math::fma(math::neg(two_n), p, one - two_n);
   V const denominator = math::fma(two_n, p, one + two_n);
-  return math::copysign(numerator * fast::reciprocal(denominator), x);
+  return math::copysign(math::divide(numerator, denominator), x);
 }
 
 }  // namespace NONLIN_ISA

@@ -171,6 +171,18 @@ inline mask_t<V> is_nan(V const& x) noexcept {
   }
 }
 
+// The largest integer <= x (exact; NaN and +-inf as they are).
+template <real_value V>
+inline V floor(V const& x) noexcept {
+  if constexpr (arch::has_round_down<V>) {
+    return arch::round_down(x);
+  } else if constexpr (is_batch_v<V>) {
+    return xsimd::floor(x);
+  } else {
+    return std::floor(x);
+  }
+}
+
 template <real_value V>
 inline V abs(V const& x) noexcept {
   using I = typename detail::companions<scalar_t<V>>::integer;
