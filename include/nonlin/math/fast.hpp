@@ -33,6 +33,10 @@ template <>
 struct exp2_fractions<float> {
   static constexpr int size = 16;
   static constexpr float magic = 0x1.8p19f;
+  // ln2 = head + tail, head to 9 bits: k head is exact for every k of the product range (13
+  // bits), also without an FMA unit (x86-64-v2), and so is a - k head.
+  static constexpr float ln2_head = 0x1.63p-1f;
+  static constexpr float ln2_tail = -0x1.bd0106p-13f;
   alignas(64) static constexpr std::array<float, 16> table = {
       0x1p+0f,        0x1.0b5586p+0f, 0x1.172b84p+0f, 0x1.2387a6p+0f,
       0x1.306fep+0f,  0x1.3dea64p+0f, 0x1.4bfdaep+0f, 0x1.5ab07ep+0f,
@@ -52,6 +56,9 @@ template <>
 struct exp2_fractions<double> {
   static constexpr int size = 8;
   static constexpr double magic = 0x1.8p49;
+  // As for float: head to 36 bits, k up to 15.
+  static constexpr double ln2_head = 0x1.62e42fefap-1;
+  static constexpr double ln2_tail = 0x1.cf79abc9e3b3ap-40;
   alignas(64) static constexpr std::array<double, 8> table = {0x1p+0,
                                                               0x1.172b83c7d517bp+0,
                                                               0x1.306fe0a31b715p+0,
@@ -117,7 +124,7 @@ inline exp_parts<V> exp_by_table(V const& a) noexcept {
   V const magic(E::magic);
   V const kf = math::fma(a, V(math::detail::exp_constants<T>::log2e), magic);
   V const k = kf - magic;
-  V const r = math::fma(k, V(-ln2_split<T>::tail), math::reduction_head(a, k));
+  V const r = math::fma(k, V(-E::ln2_tail), math::fma(k, V(-E::ln2_head), a));
   V const t = fast::exp2_fraction(kf, E::table.data());
   V const t_lo = fast::exp2_fraction(kf, E::table_lo.data());
   V const m = math::fma(r * r, math::horner(r, E::q), r);
