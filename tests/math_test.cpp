@@ -125,10 +125,10 @@ TEST(FastExp, TableEntriesAreTheNearestValues) {
   expect_nearest_exp2_fractions<double>();
 }
 
-// e^a = u 2^n over exp's clamped range, every 97th float of [-115, 0]: within 1.25 ulp (the
-// table entry's rounding, m's, the fma's; measured 1.06), u in [2^(-1/32), 2) and n
-// integral, the batch's bits those of the scalar's (the lookup is a vpermps on AVX-512, a
-// gather or an index elsewhere).
+// e^a = u 2^n over exp's clamped range, every 97th float of [-115, 0]: within 1 ulp (measured
+// 0.67 with an FMA unit and without: m's error and the last addition's rounding; the table's
+// entries carry a low column), u in [2^(-1/32), 2) and n integral, the batch's bits those of the
+// scalar's (the lookup is a vpermps on AVX-512, a gather or an index elsewhere).
 TEST(FastExp, WithinItsErrorAndScalarEqualsBatch) {
   alignas(64) float a[fbatch::size];
   alignas(64) float u[fbatch::size];
@@ -157,7 +157,7 @@ TEST(FastExp, WithinItsErrorAndScalarEqualsBatch) {
       worst = std::max(worst, static_cast<double>(std::fabs(u[j] - want) / ulp));
     }
   }
-  EXPECT_LE(worst, 1.25);
+  EXPECT_LE(worst, 1.0);
   std::printf("fast exp: %.3f ulp\n", worst);
 }
 
