@@ -58,7 +58,7 @@ inline constexpr nonlin::axis_layout kernel_axis{6, 37, 5};  // 1110
 inline constexpr std::size_t kernel_fused_rows = 15;         // 15 x (2 x 37)
 inline constexpr int gated_count = 2;                        // swiglu, geglu
 
-// api and run_kernel are compiled into TUs of different levels (reference.cpp): like nonlin's
+// api and run_kernel are compiled into TUs of different levels (levels.cpp): like nonlin's
 // own code they live in an inline namespace named for the target, or the linker would keep one
 // level's copy for all (which it did: every reference level then computed v2's results).
 inline namespace NONLIN_ISA {

@@ -2,7 +2,7 @@
 // nonlin::dispatch: with the level capped at each of x86-64-v2, -v3 and -v4 that this CPU runs,
 // every catalog instance's forward, backward and backward_from_output on float, double and
 // bfloat16 spans, and softmax, log_softmax and two gated units (separate and fused), dispatched,
-// equal bit for bit the kernels called directly in a TU built for that level (reference.cpp); and
+// equal bit for bit the kernels called directly in the TU built for that level (reference.hpp); and
 // the levels are not all the same code (v2, without FMA, differs from v4 somewhere), and v3 and v4
 // agree wherever the README says they do (all but float results and the fast tier in double). With
 // --expect vN: NONLIN_DISPATCH (set by ctest) caps the level.

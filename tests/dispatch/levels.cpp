@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // dispatch_test's per-level TU, compiled three times by nonlin_add_dispatch: the entry points of
-// every catalog functor on float, double and bfloat16 spans at this level. Users list theirs
+// every catalog functor on float, double and bfloat16 spans at this level, and the direct calls
+// they are checked against (reference.hpp). Users list theirs
 // with NONLIN_DISPATCH_ELEMENTWISE(F, T); here the catalog gives the functors, so their
 // addresses are taken instead (which makes the compiler define them in this TU just the same).
 
@@ -8,6 +9,12 @@
 #include <vector>
 
 #include "common.hpp"
+
+#define DISPATCH_TEST_JOIN2(a, b) a##b
+#define DISPATCH_TEST_JOIN(a, b) DISPATCH_TEST_JOIN2(a, b)
+#define REFERENCE_ENTRY DISPATCH_TEST_JOIN(dispatch_reference_v, NONLIN_DISPATCH_LEVEL)
+#define REFERENCE_KERNELS DISPATCH_TEST_JOIN(dispatch_kernels_reference_v, NONLIN_DISPATCH_LEVEL)
+#include "reference.hpp"
 
 // The kernels of run_kernel, listed as users list theirs.
 NONLIN_DISPATCH_SOFTMAX(nonlin::softmax, float)
@@ -22,9 +29,6 @@ NONLIN_DISPATCH_GATED(nonlin::swiglu, nonlin::bfloat16)
 NONLIN_DISPATCH_GATED(nonlin::geglu, float)
 NONLIN_DISPATCH_GATED(nonlin::geglu, double)
 NONLIN_DISPATCH_GATED(nonlin::geglu, nonlin::bfloat16)
-
-#define DISPATCH_TEST_JOIN2(a, b) a##b
-#define DISPATCH_TEST_JOIN(a, b) DISPATCH_TEST_JOIN2(a, b)
 
 namespace {
 template <class F, class T>
