@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """isa_mix_symbols: the weak symbols of nonlin (not of its tests) that two or more of the given
-objects define must have the same code in each: the linker keeps one of them for all, so a body
-that differs between targets would run in a TU built for another target. Usage:
-shared_symbols.py NAME=OBJECT ... (the objects of tests/isa_mix, one per x86-64 level)."""
+objects define must have the same bytes and relocations in each: the linker keeps one of them for
+all, so a body that differs between targets would run in a TU built for another target. Usage:
+shared_symbols.py NAME=OBJECT ... (the objects of tests/isa_mix, one per x86-64 level).
+The definitions are read from the ELF sections (readelf), not disassembled: objdump took ~10 s
+an object here, most of the test stage's longest test, for the one or few symbols shared."""
 import re
 import subprocess
 import sys
@@ -13,37 +15,56 @@ import sys
 NONLIN = re.compile(r"^_Z(?:GV|TH|TW)?Z?N[rVKRO]*6nonlin(?!4test)")
 
 
-def functions(obj, names):
-    """{mangled name: normalized disassembly} of the functions `names` in the object."""
-    if not names:
-        return {}
-    text = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", "-M", "intel", obj],
-                          check=True, capture_output=True, text=True).stdout
-    out, name, body = {}, None, []
-    for line in text.splitlines():
-        if line.endswith(">:") and " <" in line:
-            if name is not None:
-                out[name] = "\n".join(body)
-            symbol = line[line.index(" <") + 2:-2]
-            name, body = (symbol if symbol in names else None), []
-        elif name is not None and line.strip():
-            # Drop the address column and the address comments; keep the mnemonic, the
-            # operands and the relocations (which name the callees).
-            fields = line.split("\t")
-            content = " ".join(f.strip() for f in fields[1:]) if len(fields) > 1 else line
-            content = re.sub(r"\b[0-9a-f]+ <[^>]*>", "", content)
-            content = re.sub(r"#.*$", "", content).strip()
-            body.append(content)
-    if name is not None:
-        out[name] = "\n".join(body)
-    return out
+def run(*args):
+    return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
+
+
+SECTION = re.compile(r"^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+([0-9a-f]+)")
+RELOCATIONS = re.compile(r"^Relocation section '([^']+)'")
 
 
 def weak_symbols(obj):
-    nm = subprocess.run(["nm", "--defined-only", obj], check=True, capture_output=True,
-                        text=True).stdout
-    return {parts[2] for parts in (l.split() for l in nm.splitlines())
-            if len(parts) == 3 and parts[1] in "WVu" and NONLIN.match(parts[2])}
+    """{mangled name: (section index, offset, size)} of nonlin's weak and unique definitions."""
+    out = {}
+    for line in run("readelf", "-sW", obj).splitlines():
+        parts = line.split()
+        # Num: Value Size Type Bind Vis Ndx Name
+        if len(parts) == 8 and parts[4] in ("WEAK", "UNIQUE") and parts[6].isdigit() \
+                and NONLIN.match(parts[7]):
+            out[parts[7]] = (int(parts[6]), int(parts[1], 16), int(parts[2], 0))
+    return out
+
+
+def bodies(obj, symbols):
+    """{mangled name: (bytes, relocations)} of the given symbols of weak_symbols(obj): the
+    definition's bytes as stored (zeros where a relocation goes) and its relocations (offset
+    within the definition, type, target + addend), which name the callees and the constants."""
+    if not symbols:
+        return {}
+    sections = {}
+    for line in run("readelf", "-SW", obj).splitlines():
+        m = SECTION.match(line)
+        if m:
+            sections[int(m[1])] = (m[2], m[3], int(m[4], 16), int(m[5], 16))
+    relocations, current = {}, None
+    for line in run("readelf", "-rW", obj).splitlines():
+        m = RELOCATIONS.match(line)
+        if m:
+            current = relocations.setdefault(m[1].removeprefix(".rela"), [])
+        elif current is not None and line[:1] in "0123456789abcdef" and line.strip():
+            fields = line.split(None, 4)
+            if len(fields) >= 3:
+                current.append((int(fields[0], 16), fields[2], " ".join(fields[3:])))
+    with open(obj, "rb") as f:
+        data = f.read()
+    out = {}
+    for name, (index, value, size) in symbols.items():
+        section, kind, offset, _ = sections[index]
+        stored = b"" if kind == "NOBITS" else data[offset + value:offset + value + size]
+        relocs = tuple((at - value, kind, target) for at, kind, target in
+                       relocations.get(section, []) if value <= at < value + size)
+        out[name] = (size, stored, relocs)
+    return out
 
 
 def main():
@@ -54,11 +75,12 @@ def main():
         for n in names:
             seen.setdefault(n, []).append(label)
     shared = sorted(n for n, labels in seen.items() if len(labels) > 1)
-    code = {label: functions(obj, set(shared)) for label, obj in objects.items()}
+    code = {label: bodies(obj, {n: weak[label][n] for n in shared if n in weak[label]})
+            for label, obj in objects.items()}
     differing = []
     for n in shared:
-        bodies = {code[label].get(n) for label in seen[n]}
-        if len(bodies) > 1:
+        versions = {code[label].get(n) for label in seen[n]}
+        if len(versions) > 1:
             differing.append(n)
     demangled = subprocess.run(["c++filt"], input="\n".join(differing), capture_output=True,
                                text=True).stdout.splitlines() if differing else []
