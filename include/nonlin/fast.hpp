@@ -36,7 +36,7 @@ template <real_value V>
 inline V x_sigmoid(V x, V z) noexcept {
   using T = scalar_t<V>;
   using K = math::detail::exp_constants<T>;
-  auto p = math::fast::logistic(z);
+  auto p = math::fast::logistic<math::exp_range::value, false>(z);
   auto const right = z >= V(0);
   V const one = math::c<V>(1);
   V const value = math::scale(math::divide(x * math::select(right, one, p.u), p.d),

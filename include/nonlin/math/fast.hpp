@@ -109,7 +109,9 @@ inline V exp2_fraction(V const& kf, scalar_t<V> const* column) noexcept {
 // n = floor(k) integral. u lies in [2^(-1/(2N)), 2): e^a to about half an ulp (t + t_lo carries
 // the entry to twice the precision; m's error and the last addition's rounding remain); a short
 // chain (the polynomial is degree 3 for float where the plain reduction needs 6) and two lookups
-// beside it.
+// beside it. low_column = false leaves t_lo out (one lookup and one fma fewer, e^a to about an
+// ulp: the entry's rounding too): for the forwards, where e^a's error passes to the result
+// once; the derivatives of x sigma(z) amplify it where they cancel and keep the column.
 template <real_value V>
 struct exp_parts {
   V u;
@@ -117,7 +119,7 @@ struct exp_parts {
   V value() const noexcept { return math::scale(u, n); }
 };
 
-template <real_value V>
+template <bool low_column = true, real_value V>
 inline exp_parts<V> exp_by_table(V const& a) noexcept {
   using T = scalar_t<V>;
   using E = detail::exp2_fractions<T>;
@@ -126,9 +128,13 @@ inline exp_parts<V> exp_by_table(V const& a) noexcept {
   V const k = kf - magic;
   V const r = math::fma(k, V(-E::ln2_tail), math::fma(k, V(-E::ln2_head), a));
   V const t = fast::exp2_fraction(kf, E::table.data());
-  V const t_lo = fast::exp2_fraction(kf, E::table_lo.data());
   V const m = math::fma(r * r, math::horner(r, E::q), r);
-  return {t + math::fma(t, m, t_lo), math::floor(k)};
+  if constexpr (low_column) {
+    V const t_lo = fast::exp2_fraction(kf, E::table_lo.data());
+    return {t + math::fma(t, m, t_lo), math::floor(k)};
+  } else {
+    return {math::fma(t, m, t), math::floor(k)};
+  }
 }
 
 // The logistic pieces from e = e^-|z| = u 2^n in (0, 1] and d = 1 + e: sigma(|z|) = 1 / d and
@@ -149,12 +155,12 @@ struct logistic_parts {
 };
 
 // R = product: for a backward's products far in the tails (math::with_product_tail), where
-// dy sigma'(z) = scale_times(u / d^2, n, dy).
-template <exp_range R = exp_range::value, real_value V>
+// dy sigma'(z) = scale_times(u / d^2, n, dy). low_column: exp_by_table's.
+template <exp_range R = exp_range::value, bool low_column = true, real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
   V const a =
       math::clamp_below(math::neg(math::abs(z)), V(math::detail::lowest_arg<R, scalar_t<V>>));
-  auto const parts = fast::exp_by_table(a);
+  auto const parts = fast::exp_by_table<low_column>(a);
   V const n = R == exp_range::value ? parts.n : math::value_exponent(parts.n);
   V const e = math::scale(parts.u, n);
   return {a, parts.u, parts.n, e, e + math::c<V>(1)};
@@ -183,7 +189,7 @@ inline V sigmoid(V const& z) noexcept {
   V const one = math::c<V>(1);
   V const bound(normal_bound);
   auto quotient = [&](V const& clamped) {
-    return math::divide(one, fast::exp_by_table(math::neg(clamped)).value() + one);
+    return math::divide(one, fast::exp_by_table<false>(math::neg(clamped)).value() + one);
   };
   auto const below = z < math::neg(bound);
   if (math::any(below)) [[unlikely]] {
