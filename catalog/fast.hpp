@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Catalog rows of nonlin/fast.hpp, the fast tier: the default tier's functions (their
-// references and textbook formulas), with the fast tier's own bound and the x windows where it
-// does not hold (what the fast tier gives up, README "Fast tier"): its derivatives of x sigma(z)
-// near their zeros (no fitted root neighbourhood: the relative error is unbounded at the zero
-// itself), and the GELUs' left tails, where the argument z rounded once costs about |z| / 2 ulp
-// in e^z. Figures from tests/accuracy_test.cpp's inputs (g++ 12, -O3 -march=native, Zen 4);
-// the GELU derivatives' windows end at -0.45 since every float was checked (2026-12-04): up to
-// 5.9 ulp between -0.55 and -0.45 (5.7 before the table exp), within 5 above.
+// references and textbook formulas), with the fast tier's own bound and the x windows where
+// it does not hold (what the fast tier gives up, README "Fast tier"): the derivatives of
+// x sigma(z) and of mish near their zeros (no fitted root neighbourhood: the relative error
+// is unbounded at the zero itself), and the GELUs' left tails, where the argument z rounded
+// once costs about |z|/2 ulp in e^z. Figures from tests/accuracy_test.cpp's inputs (g++ 12,
+// -O3 -march=native, Zen 4); the GELU derivatives' windows end at -0.45 since every float was
+// checked (2026-12-04): up to 5.9 ulp between -0.55 and -0.45 (5.7 before the table exp),
+// within 5 above.
 
 #include <nonlin/fast.hpp>
 
 #include "gelu.hpp"
+#include "mish.hpp"
 #include "row.hpp"
 #include "sigmoid.hpp"
 #include "silu.hpp"
@@ -83,7 +85,18 @@ struct fast_gelu_tanh_row : fast_row<fast_gelu_tanh_row, gelu_tanh_row> {
   }
 };
 
+struct fast_mish_row : fast_row<fast_mish_row, mish_row> {
+  using functor = nonlin::fast::mish;
+  static constexpr std::string_view name = "fast::mish";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::mish exact(functor const&) { return {}; }
+  static std::vector<exempt_window> windows() {
+    return {{member::derivative, "f32", -1.35, -1.0, "2.8e7 ulp at the zero -1.1924", "root"},
+            {member::derivative, "f64", -1.35, -1.0, "1.3e15 ulp at the zero -1.1924", "root"}};
+  }
+};
+
 using fast_rows = rows<fast_sigmoid_row, fast_tanh_row, fast_silu_row, fast_swish_row,
-                       fast_gelu_quick_row, fast_gelu_tanh_row>;
+                       fast_gelu_quick_row, fast_gelu_tanh_row, fast_mish_row>;
 
 }  // namespace nonlin::test::catalog

@@ -229,4 +229,71 @@ struct gelu_tanh {
   }
 };
 
+// mish(x) = x tanh(softplus x) = x N / (N + 2), N = u (u + 2), u = e^x: nonlin/mish.hpp's
+// one-sided form without its hi + lo parts. u = u' 2^n from the table exp with its low column
+// (every 7th float: 3.7 ulp with it, 4.4 without), x clamped to [min_arg, 20] (mish rounds to x
+// from 9.01 in float, 19.1 in double); N 2^-n = u' u + 2u' in one fma, x N 2^-n / (N + 2) one
+// division at the end of the chain, then the scale, which rounds a subnormal result once.
+// Derivative: u B / D^2, B = 4(1 + x) + u (6 + 4x + 4u + u^2), D = N + 2, one division. B
+// cancels at mish's minimum x0 = -1.19 (mish' = 0), which the default tier patches from a
+// fitted table and this one does not (a window in catalog/fast.hpp). No backward from the
+// output: mish is not monotonic.
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
+// windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
+struct mish {
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    using K = math::detail::exp_constants<scalar_t<V>>;
+    V const saturation(scalar_t<V>(20));
+    V const two = math::c<V>(2);
+    V const xc = math::clamp_above(math::clamp_below(x, V(K::min_arg)), saturation);
+    auto const e = math::fast::exp_by_table(xc);
+    V const u = e.value();
+    V const n_unscaled = math::fma(e.u, u, e.u + e.u);
+    V const quotient = math::divide(xc * n_unscaled, math::fma(u, u + two, two));
+    // mish has the sign of x, -0 included, and is 0 where u vanished.
+    V const y = math::copysign(math::scale(quotient, e.n), x);
+    return math::select(x > saturation, x, y);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    using T = scalar_t<V>;
+    using K = math::detail::exp_constants<T>;
+    // mish' rounds to 1 from x = 11 (float) and 21 (double); u^4 stays finite below the clamp.
+    V const saturation(std::is_same_v<T, float> ? T(20) : T(40));
+    V const xc = math::clamp_above(math::clamp_below(x, V(K::min_arg)), saturation);
+    auto const e = math::fast::exp_by_table(xc);
+    V const slope = math::scale(unscaled_slope(xc, e.u, e.value()), e.n);
+    return math::select(x > saturation, math::c<V>(1), slope);
+  }
+  // dy mish'(x), rounded once also where mish'(x) alone is below the normal range (x < -82 for
+  // float: there e^x = u' 2^n goes in as dy u' B / D^2 before the scale).
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    auto tail = [](V arg, V factor) {
+      using T = scalar_t<V>;
+      V const a = math::clamp_below(arg, V(math::detail::lowest_arg<math::exp_range::product, T>));
+      auto const e = math::fast::exp_by_table(a);
+      V const u = math::scale(e.u, math::value_exponent(e.n));
+      return math::scale_times(unscaled_slope(a, e.u, u), e.n, factor);
+    };
+    return math::with_product_tail(dy * derivative(x), x, tail, x, dy);
+  }
+
+ private:
+  // mish'(x) 2^-n = u' B / D^2 for e^x = u = u' 2^n and a finite x, D^2 = (u^2 + 2u + 2)^2 =
+  // 4 + u (8 + u (8 + u (4 + u))) by Horner (its terms all positive: every float, 4.1 ulp at
+  // x = 0.54 against 5.3 with D D).
+  template <real_value V>
+  NONLIN_ISA_TAG static V unscaled_slope(V x, V u_unscaled, V u) noexcept {
+    V const four = math::c<V>(4);
+    V const eight = math::c<V>(8);
+    V const u_plus_4 = u + four;
+    V const inner = math::fma(u_plus_4, u, math::fma(x, four, math::c<V>(6)));
+    V const b = math::fma(inner, u, four * (math::c<V>(1) + x));
+    V const d2 = math::fma(math::fma(math::fma(u_plus_4, u, eight), u, eight), u, four);
+    return math::divide(u_unscaled * b, d2);
+  }
+};
+
 }  // namespace nonlin::fast
