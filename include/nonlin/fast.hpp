@@ -16,6 +16,7 @@
 #include "math/constants.hpp"
 #include "math/fast.hpp"
 #include "math/ops.hpp"
+#include "mish.hpp"
 #include "sigmoid.hpp"
 #include "tanh.hpp"
 
@@ -230,10 +231,10 @@ struct gelu_tanh {
 };
 
 // mish(x) = x tanh(softplus x) = x N / (N + 2), N = u (u + 2), u = e^x: nonlin/mish.hpp's
-// one-sided form without its hi + lo parts. u = u' 2^n from the table exp with its low column
-// (every 7th float: 3.7 ulp with it, 4.4 without), x clamped to [min_arg, 20] (mish rounds to x
-// from 9.01 in float, 19.1 in double); N 2^-n = u' u + 2u' in one fma, x N 2^-n / (N + 2) one
-// division at the end of the chain, then the scale, which rounds a subnormal result once.
+// one-sided form without its hi + lo parts, with its clamps. u = u' 2^n from the table exp
+// with its low column (every 7th float: 3.7 ulp with it, 4.4 without); N 2^-n = u' u + 2u' in
+// one fma, x N 2^-n / (N + 2) one division at the end of the chain, then the scale, which
+// rounds a subnormal result once.
 // Derivative: u B / D^2, B = 4(1 + x) + u (6 + 4x + 4u + u^2), D = N + 2, one division. B
 // cancels at mish's minimum x0 = -1.19 (mish' = 0), which the default tier patches from a
 // fitted table and this one does not (a window in catalog/fast.hpp). No backward from the
@@ -244,7 +245,7 @@ struct mish {
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     using K = math::detail::exp_constants<scalar_t<V>>;
-    V const saturation(scalar_t<V>(20));
+    V const saturation(nonlin::mish::forward_saturation<scalar_t<V>>);
     V const two = math::c<V>(2);
     V const xc = math::clamp_above(math::clamp_below(x, V(K::min_arg)), saturation);
     auto const e = math::fast::exp_by_table(xc);
@@ -259,8 +260,7 @@ struct mish {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     using T = scalar_t<V>;
     using K = math::detail::exp_constants<T>;
-    // mish' rounds to 1 from x = 11 (float) and 21 (double); u^4 stays finite below the clamp.
-    V const saturation(std::is_same_v<T, float> ? T(20) : T(40));
+    V const saturation(nonlin::mish::derivative_saturation<T>);
     V const xc = math::clamp_above(math::clamp_below(x, V(K::min_arg)), saturation);
     auto const e = math::fast::exp_by_table(xc);
     V const slope = math::scale(unscaled_slope(xc, e.u, e.value()), e.n);

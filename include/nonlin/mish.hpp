@@ -2,6 +2,8 @@
 #pragma once
 // mish(x) = x tanh(softplus(x)) (Misra 2019). Not monotonic: no backward from the output.
 
+#include <type_traits>
+
 #include "concepts.hpp"
 #include "isa.hpp"
 #include "math/double_float.hpp"
@@ -37,10 +39,18 @@ namespace nonlin {
 // Bound: 2 ulp forward, 3 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct mish {
+  // The clamps of the exp's argument, shared with nonlin::fast::mish: above forward_saturation
+  // mish(x) rounds to x (from 9.01 in float, 19.1 in double); above derivative_saturation
+  // mish'(x) rounds to 1 (from 11 and 21), and below it u^4 stays finite.
+  template <class T>
+  static constexpr T forward_saturation = T(20);
+  template <class T>
+  static constexpr T derivative_saturation = std::is_same_v<T, float> ? T(20) : T(40);
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     using K = math::detail::exp_constants<scalar_t<V>>;
-    V const saturation(scalar_t<V>(20));  // mish(x) rounds to x from 9.01 (float), 19.1 (double)
+    V const saturation(forward_saturation<scalar_t<V>>);
     V const two = math::c<V>(2);
     V const xc = math::clamp_below(x, V(K::min_arg));
     auto e = math::exp_split_nonpositive(math::clamp_above(xc, saturation));
@@ -58,7 +68,7 @@ struct mish {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     using T = scalar_t<V>;
     using K = math::detail::exp_constants<T>;
-    V const saturation(std::is_same_v<T, float> ? T(20) : T(40));
+    V const saturation(derivative_saturation<T>);
     V const xc = math::clamp_above(math::clamp_below(x, V(K::min_arg)), saturation);
     // u = e^x rounded once (1 + (m + m_lo), then the scale 2^k), the same u in B, D and the
     // factor: u B(u) / D(u)^2 is then f at u's rounding, to which it is far less sensitive than
