@@ -27,30 +27,22 @@ inline namespace NONLIN_ISA {
 // x sigma(z) and its derivative d/dx = sigma(z) (1 + x z' sigma(-z)), given x z' (slope_x):
 // the limits 0 and x where sigma(z) or sigma(-z) vanished, which x * 0 alone would make NaN.
 //
-// x sigma(z) on one path: (x u / d) 2^n on the left (e^-|z| = u 2^n, d = 1 + e^-|z|), and on
-// the right the same with u = 1, n = 0, which is x / d; the two selects sit early in the chain
-// (u and n are ready long before d), where a select of the two results at its end cost ~0.9
-// cycles (design.md: an operation costs by how long it waits), and the division ends it. The
-// batches with a lane on the left where e^-|z| was clamped or |x| > max/2 (x u could overflow;
-// x = -inf) mend those lanes in a branch and keep the others' bits.
+// x sigma(z) = x / (1 + e^-z): sigmoid's one quotient with x for its numerator, wherever
+// sigma(z) is normal (math::fast::times_sigmoid), which also gives the limits x = +-inf (z
+// clamped) and x = +-0. Far on the left (z < -87 for float, -708 for double) the split form
+// (x u / d) 2^n from e^-|z| = u 2^n, d = 1 + e^-|z|: 0 with x's sign where e^-|z| vanished
+// (x * 0 would be NaN for x = -inf), x / d before u where x u could overflow (|x| > max/2).
 template <real_value V>
 inline V x_sigmoid(V x, V z) noexcept {
   using T = scalar_t<V>;
   using K = math::detail::exp_constants<T>;
-  auto p = math::fast::logistic<math::exp_range::value, false>(z);
-  auto const right = z >= V(0);
-  V const one = math::c<V>(1);
-  V const value = math::scale(math::divide(x * math::select(right, one, p.u), p.d),
-                              math::select(right, V(0), p.n));
-  auto const huge = math::abs(x) > V(std::numeric_limits<T>::max() / 2);
-  auto const vanished = p.a == V(K::min_arg);
-  if (math::any(math::either(vanished, huge))) [[unlikely]] {
-    // Left lanes only: 0 with x's sign where e^-|z| vanished (x * 0 would be NaN for x = -inf),
-    // x / d before u where x u would overflow.
+  return math::fast::times_sigmoid(x, z, [&] {
+    auto p = math::fast::logistic<math::exp_range::value, false>(z);
+    V const value = math::scale(math::divide(x * p.u, p.d), p.n);
+    auto const huge = math::abs(x) > V(std::numeric_limits<T>::max() / 2);
     V const mended = math::select(huge, math::scale(math::divide(x, p.d) * p.u, p.n), value);
-    return math::select(right, value, math::select(vanished, math::sign_bit(x), mended));
-  }
-  return value;
+    return math::select(p.a == V(K::min_arg), math::sign_bit(x), mended);
+  });
 }
 // With e = e^-|z| = u 2^n, d = 1 + e and s = x z' (slope_x): sigma(z) (1 + s sigma(-z)) is
 //   z >= 0:  (d + s e) / d^2

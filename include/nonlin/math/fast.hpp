@@ -177,27 +177,36 @@ inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of
   return math::with_product_tail(dy * common, math::neg(math::abs(z)), tail, z, dy, power_of_two);
 }
 
-// sigma(z) = 1 / (1 + e^-z) in one quotient wherever sigma(z) is a normal number (z >= -87 for
-// float, -708 for double: e^-z is finite there, and its relative error passes to the quotient
-// undamped only where sigma is small, as it does in e^-|z| / (1 + e^-|z|)); z is clamped where
-// sigma(z) rounds to 1. The batches with a lane below take e^-|z| / (1 + e^-|z|) there, and the
-// same quotient as the others on every other lane (a result must not depend on its neighbours).
-template <real_value V>
-inline V sigmoid(V const& z) noexcept {
+// numerator sigma(z) = numerator / (1 + e^-z) in one quotient wherever sigma(z) is a normal
+// number (z >= -87 for float, -708 for double: e^-z is finite there, and its relative error
+// passes to the quotient undamped only where sigma is small, as it does in e^-|z| / (1 +
+// e^-|z|)); z is clamped where sigma(z) rounds to 1. d >= 1, so no numerator overflows. The
+// batches with a lane below take `left_tail()` there (the split form e^-|z| / (1 + e^-|z|),
+// scaled last) and the same quotient as the others on every other lane (a result must not
+// depend on its neighbours).
+template <real_value V, class LeftTail>
+inline V times_sigmoid(V const& numerator, V const& z, LeftTail left_tail) noexcept {
   using T = scalar_t<V>;
   constexpr T normal_bound = std::is_same_v<T, float> ? T(87) : T(708);
   V const one = math::c<V>(1);
   V const bound(normal_bound);
   auto quotient = [&](V const& clamped) {
-    return math::divide(one, fast::exp_by_table<false>(math::neg(clamped)).value() + one);
+    return math::divide(numerator, fast::exp_by_table<false>(math::neg(clamped)).value() + one);
   };
   auto const below = z < math::neg(bound);
   if (math::any(below)) [[unlikely]] {
-    auto const p = fast::logistic(z);
-    return math::select(below, math::divide(p.e, p.d),
+    return math::select(below, left_tail(),
                         quotient(math::clamp_below(math::clamp_above(z, bound), math::neg(bound))));
   }
   return quotient(math::clamp_above(z, bound));
+}
+
+template <real_value V>
+inline V sigmoid(V const& z) noexcept {
+  return fast::times_sigmoid(math::c<V>(1), z, [&] {
+    auto const p = fast::logistic(z);
+    return math::divide(p.e, p.d);
+  });
 }
 
 // tanh x = sign(x) (1 - e) / (1 + e), e = e^-2|x| = 2^n (1 + p): 1 - e = (1 - 2^n) - 2^n p with
