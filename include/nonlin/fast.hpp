@@ -44,26 +44,37 @@ inline V x_sigmoid(V x, V z) noexcept {
     return math::select(p.a == V(K::min_arg), math::sign_bit(x), mended);
   });
 }
-// With e = e^-|z| = u 2^n, d = 1 + e and s = x z' (slope_x): sigma(z) (1 + s sigma(-z)) is
-//   z >= 0:  (d + s e) / d^2
-//   z <  0:  e (d + s) / d^2 = (u (1 + s) + u e) / d^2 2^n
-// one numerator, one division and the scale (exact unless the result is subnormal): fewer
-// roundings than sigma(z) times the bracket 1 + s sigma(-z) (silu' was 6.0 ulp at x = -3.77,
-// where the bracket cancels; 3.95 over every float now). On the left 1 + s is exact where d + s
-// would cancel (s in [-2, -1/2]), so d's rounding does not enter there, and d^2 = 1 + e (e + 2)
-// rounds once. s is bounded by 2^13, which leaves it as it is wherever e^-|z| is not 0 (every
+// With e = e^-z, d = 1 + e and s = x z' (slope_x): sigma(z) (1 + s sigma(-z)) = (d + s e) / d^2,
+// one numerator and one division for both signs of z wherever d^2 is finite (z >= -43 for
+// float, -354 for double), d^2 = 1 + e (e + 2) rounded once (d * d would carry d's rounding
+// twice). On the left d's rounding enters d + s e amplified by d / |d + s e|, below 1 outside
+// the windows of the zero (silu's -1.28). Far on the left, in a branch, the split form:
+// e^-|z| = u 2^n, e (d + s) / d^2 = (u (1 + s) + u e) / d^2 2^n, with 1 + s exact where d + s
+// would cancel. s is bounded by 2^13, which leaves it as it is wherever e^-|z| is not 0 (every
 // caller's |s| is at most 3|z| + 1), so that s e is 0 and not NaN where s is infinite, and the
 // left side is 0 where e^-|z| vanished.
 template <real_value V>
 inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
-  auto p = math::fast::logistic(z);
-  auto right = z >= V(0);
-  V const bound(scalar_t<V>(0x1p13));
+  using T = scalar_t<V>;
+  using K = math::detail::exp_constants<T>;
+  V const bound(T(0x1p13));
   V const s = math::clamp_below(math::clamp_above(slope_x, bound), math::neg(bound));
   V const one = math::c<V>(1);
-  V const numerator =
-      math::select(right, math::fma(s, p.e, p.d), math::fma(p.e, p.u, (one + s) * p.u));
-  return math::scale(math::divide(numerator, p.square()), math::select(right, V(0), p.n));
+  V const square_bound(std::is_same_v<T, float> ? T(43) : T(354));
+  V const upper(-K::min_arg);
+  auto one_path = [&](V const& clamped) {
+    V const e = math::fast::exp_by_table(math::neg(clamped)).value();
+    return math::divide(math::fma(s, e, e + one), math::fma(e, e + math::c<V>(2), one));
+  };
+  auto const below = z < math::neg(square_bound);
+  if (math::any(below)) [[unlikely]] {
+    auto p = math::fast::logistic(z);
+    V const left = math::fma(p.e, p.u, (one + s) * p.u);
+    return math::select(
+        below, math::scale(math::divide(left, p.square()), p.n),
+        one_path(math::clamp_below(math::clamp_above(z, upper), math::neg(square_bound))));
+  }
+  return one_path(math::clamp_above(z, upper));
 }
 // dy times x_sigmoid_derivative(z, slope_x) = `common`, rounded once also far in the left tail.
 template <real_value V>
