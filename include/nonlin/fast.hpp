@@ -99,7 +99,7 @@ struct sigmoid {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return math::fast::logistic(x).slope();
+    return math::fast::logistic<math::exp_range::value, false>(x).slope();
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
@@ -127,7 +127,7 @@ struct tanh {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return math::c<V>(4) * math::fast::logistic(x + x).slope();
+    return math::c<V>(4) * math::fast::logistic<math::exp_range::value, false>(x + x).slope();
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {

@@ -111,8 +111,9 @@ inline V exp2_fraction(V const& kf, scalar_t<V> const* column) noexcept {
 // the entry to twice the precision; m's error and the last addition's rounding remain); a short
 // chain (the polynomial is degree 3 for float where the plain reduction needs 6) and two lookups
 // beside it. low_column = false leaves t_lo out (one lookup and one fma fewer, e^a to about an
-// ulp: the entry's rounding too): for the forwards, where e^a's error passes to the result
-// once; the derivatives of x sigma(z) amplify it where they cancel and keep the column.
+// ulp: the entry's rounding too): for the forwards and sigma' (fast::sigmoid, fast::tanh),
+// where e^a's error passes to the result at most once; the derivatives of x sigma(z) and of mish
+// amplify it where they cancel and keep the column.
 template <real_value V>
 struct exp_parts {
   V u;
