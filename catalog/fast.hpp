@@ -35,6 +35,24 @@ struct fast_tanh_row : fast_row<fast_tanh_row, tanh_row> {
   static nonlin::tanh exact(functor const&) { return {}; }
 };
 
+struct fast_log_sigmoid_row : fast_row<fast_log_sigmoid_row, log_sigmoid_row> {
+  using functor = nonlin::fast::log_sigmoid;
+  static constexpr std::string_view name = "fast::log_sigmoid";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::log_sigmoid exact(functor const&) { return {}; }
+};
+
+struct fast_softplus_row : fast_row<fast_softplus_row, softplus_row> {
+  using functor = nonlin::fast::softplus;
+  static constexpr std::string_view name = "fast::softplus";
+  static std::vector<instance<functor>> instances() {
+    return {{name, {}}, {"fast::softplus(2,10)", {.beta = 2.0, .threshold = 10.0}}};
+  }
+  static nonlin::softplus exact(functor const& f) {
+    return {.beta = f.beta, .threshold = f.threshold};
+  }
+};
+
 struct fast_silu_row : fast_row<fast_silu_row, silu_row> {
   using functor = nonlin::fast::silu;
   static constexpr std::string_view name = "fast::silu";
@@ -96,7 +114,8 @@ struct fast_mish_row : fast_row<fast_mish_row, mish_row> {
   }
 };
 
-using fast_rows = rows<fast_sigmoid_row, fast_tanh_row, fast_silu_row, fast_swish_row,
-                       fast_gelu_quick_row, fast_gelu_tanh_row, fast_mish_row>;
+using fast_rows =
+    rows<fast_sigmoid_row, fast_tanh_row, fast_log_sigmoid_row, fast_softplus_row, fast_silu_row,
+         fast_swish_row, fast_gelu_quick_row, fast_gelu_tanh_row, fast_mish_row>;
 
 }  // namespace nonlin::test::catalog

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Fits the polynomial tables of include/nonlin/math/normal_tables.hpp and root_tables.hpp,
 and (with --exp) prints the coefficients of exp's polynomial in include/nonlin/math/exp.hpp,
-(with --tanh) those of the fast tier's float tanh rational in include/nonlin/math/fast.hpp.
+(with --tanh) those of the fast tier's float tanh rational and (with --log1p) the table and
+polynomial of its float log(1 + e), both in include/nonlin/math/fast.hpp.
 
 Needs Python 3 with mpmath (Debian: python3-mpmath). `python3 tools/fit_coefficients.py > x`
 prints both headers' tables. Method: Chebyshev interpolation at 60 digits (mpmath.chebyfit),
@@ -272,6 +273,56 @@ def tanh_rational(p_degree=7, q_degree=3, limit=9):
     return coeffs[:p_degree + 1], [mpf(1)] + coeffs[p_degree + 1:], worst / (2 * TARGET["float"])
 
 
+def log1p_unit(size=16, degree=2):
+    """The fast tier's float log(1 + e) for e in [0, 1] (math/fast.hpp, detail::log1p_unit_float):
+    1 + e = c_j (1 + r) with j = round((size - 1) e), inv_j = 1 / c_j rounded to float (c_j = 1 +
+    j / (size - 1)), r = (1 + e) inv_j - 1 (one fma: inv_j - 1 is exact), log(1 + e) = -log inv_j
+    + log1p(r); q(r) ~ (log1p(r) - r) / r^2 on |r| <= 1 / (2 (size - 1)), minimax for the error of
+    r + r^2 q(r) relative to log1p(r) (Lawson, 400 Chebyshev nodes, 60 iterations). Returns inv_j,
+    -log inv_j (both rounded to float), q's coefficients rounded to float and the worst error of
+    the rounded q on a dense grid relative to log1p(r), in ulps of 1 (2^-23)."""
+    from mpmath import cos, log1p, lu_solve, matrix
+    inverse = [rounded(1 / (1 + mpf(j) / (size - 1)), "float") for j in range(size)]
+    minus_log = [rounded(-log(v), "float") for v in inverse]
+    # The widest r: e half a step from j / (size - 1), through the rounded inverses.
+    half = max(abs((1 + e) * inverse[j] - 1)
+               for j in range(size)
+               for e in (mpf(j) / (size - 1) - mpf(1) / (2 * (size - 1)),
+                         mpf(j) / (size - 1) + mpf(1) / (2 * (size - 1)))
+               if 0 <= e <= 1)
+    nodes = [half * cos(pi * (i + mpf(0.5)) / 400) for i in range(400)]
+
+    def q(r):
+        return -mpf(1) / 2 if r == 0 else (log1p(r) - r) / r**2
+
+    weight = [r * r / abs(log1p(r)) for r in nodes]
+    target = [q(r) for r in nodes]
+    lawson = [mpf(1)] * len(nodes)
+    for _ in range(60):
+        a = matrix(degree + 1, degree + 1)
+        b = matrix(degree + 1, 1)
+        for i, r in enumerate(nodes):
+            w = lawson[i] * weight[i] ** 2
+            powers = [r**k for k in range(degree + 1)]
+            for j in range(degree + 1):
+                b[j] += w * powers[j] * target[i]
+                for k in range(degree + 1):
+                    a[j, k] += w * powers[j] * powers[k]
+        c = lu_solve(a, b)
+        errors = [abs(weight[i] * (target[i] - sum(c[k] * r**k for k in range(degree + 1))))
+                  for i, r in enumerate(nodes)]
+        total = sum(lawson[i] * errors[i] for i in range(len(nodes)))
+        lawson = [lawson[i] * errors[i] / total for i in range(len(nodes))]
+    coeffs = [rounded(c[k], "float") for k in range(degree + 1)]
+    worst = mpf(0)
+    for i in range(20001):
+        r = -half + 2 * half * i / 20000
+        if r != 0:
+            error = abs(r * r * (q(r) - sum(coeffs[k] * r**k for k in range(degree + 1))))
+            worst = max(worst, error / abs(log1p(r)))
+    return inverse, minus_log, coeffs, half, worst / (2 * TARGET["float"])
+
+
 def header(name, what, make):
     bodies = ""
     for kind in ("float", "double"):
@@ -298,6 +349,14 @@ def main():
         p, q, worst = tanh_rational()
         print(f"float: worst {float(worst):.3f} ulp of 1")
         print("p: " + ", ".join(cxx(c, "float") for c in p))
+        print("q: " + ", ".join(cxx(c, "float") for c in q))
+        return
+    if "--log1p" in sys.argv:
+        # math/fast.hpp's detail::log1p_unit_float: 16 entries (one register), q of degree 2.
+        inverse, minus_log, q, half, worst = log1p_unit()
+        print(f"float: |r| <= {float(half):.6f}, worst {float(worst):.3f} ulp of log1p(r)")
+        print("inverse: " + ", ".join(cxx(c, "float") for c in inverse))
+        print("minus_log: " + ", ".join(cxx(c, "float") for c in minus_log))
         print("q: " + ", ".join(cxx(c, "float") for c in q))
         return
     out = os.path.join(os.path.dirname(__file__), "..", "include", "nonlin", "math")

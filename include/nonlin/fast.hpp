@@ -143,6 +143,90 @@ struct tanh {
   }
 };
 
+// log_sigmoid(x) = -softplus(-x) = min(x, 0) - log(1 + e^-|x|), log(1 + e) from a 16-entry
+// table and a degree 4 polynomial for float (math::fast::log1p_unit; double: the default tier's
+// log1p); derivative sigmoid(-x) (fast::sigmoid's quotient), -expm1(y) from the output.
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
+// windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
+struct log_sigmoid {
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    return math::neg(math::fast::softplus(math::neg(x)));
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return math::fast::sigmoid(math::neg(x));
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return math::fast::sigmoid_times(math::neg(x), dy);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
+    return nonlin::log_sigmoid{}.derivative_from_output(y);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
+    return nonlin::log_sigmoid{}.backward_from_output(y, dy);
+  }
+};
+
+// softplus(x) = log(1 + e^z) / beta, z = beta x (log_sigmoid's math; times 1 / beta rounded,
+// exact for beta = 1 and every power of two), x where z > min(threshold, 20 / 40)
+// (nonlin::softplus::linear_from); derivative sigmoid(z), 1 - e^-z from the output (the default
+// tier's). Needs beta > 0.
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
+// windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
+struct softplus {
+  double beta = 1.0;
+  double threshold = std::numeric_limits<double>::infinity();
+
+  // Where the threshold is not below exact_from (20 / 40, the default: none), the linear piece
+  // changes no bit of the smooth result (its log(1 + e^-z) is below half an ulp of z there, and
+  // 1 + e^-z rounds to 1), so its compare and select are left out (loop-invariant branches).
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    if (beta == 1.0 && smooth_is_exact<V>()) {
+      return math::fast::softplus(x);
+    }
+    V const z = x * math::c<V>(beta);
+    V const smooth = math::fast::softplus(z) * math::c<V>(1.0 / beta);
+    return math::select(z > nonlin::softplus::linear_from<V>(threshold), x, smooth);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    V const z = x * math::c<V>(beta);
+    V const smooth = math::fast::sigmoid(z);
+    if (smooth_is_exact<V>()) {
+      return smooth;
+    }
+    return math::select(z > nonlin::softplus::linear_from<V>(threshold), math::c<V>(1), smooth);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    V const z = x * math::c<V>(beta);
+    V const smooth = math::fast::sigmoid_times(z, dy);
+    if (smooth_is_exact<V>()) {
+      return smooth;
+    }
+    return math::select(z > nonlin::softplus::linear_from<V>(threshold), dy, smooth);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
+    return nonlin::softplus{beta, threshold}.derivative_from_output(y);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
+    return nonlin::softplus{beta, threshold}.backward_from_output(y, dy);
+  }
+
+ private:
+  template <real_value V>
+  NONLIN_ISA_TAG bool smooth_is_exact() const noexcept {
+    return threshold >= nonlin::softplus::exact_from<scalar_t<V>>();
+  }
+};
+
 // swish(x) = x sigmoid(beta x); derivative sigmoid(z) (1 + z sigmoid(-z)), z = beta x.
 // Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).

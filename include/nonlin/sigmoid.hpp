@@ -85,17 +85,18 @@ struct softplus {
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     V const z = x * math::c<V>(beta);
-    return math::select(z > linear_from<V>(), x, math::divide(math::softplus(z), math::c<V>(beta)));
+    return math::select(z > linear_from<V>(threshold), x,
+                        math::divide(math::softplus(z), math::c<V>(beta)));
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     V const z = x * math::c<V>(beta);
-    return math::select(z > linear_from<V>(), math::c<V>(1), math::sigmoid(z));
+    return math::select(z > linear_from<V>(threshold), math::c<V>(1), math::sigmoid(z));
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const z = x * math::c<V>(beta);
-    return math::select(z > linear_from<V>(), dy, math::sigmoid_times(z, dy));
+    return math::select(z > linear_from<V>(threshold), dy, math::sigmoid_times(z, dy));
   }
   // The linear piece starts at y = softplus(threshold) / beta, not at threshold / beta.
   template <real_value V>
@@ -110,7 +111,7 @@ struct softplus {
     }
     // Smooth outputs are >= 0: a negative z (a threshold below 0 puts the linear piece there)
     // is the linear piece too, where -expm1(-z) would be -inf.
-    V const output_from = math::softplus(linear_from<V>());
+    V const output_from = math::softplus(linear_from<V>(threshold));
     auto linear = math::either(z > output_from, z < V(0));
     return math::select(linear, math::c<V>(1), smooth);
   }
@@ -119,17 +120,17 @@ struct softplus {
     return dy * derivative_from_output(y);
   }
 
- private:
-  // Where the linear piece starts: the threshold, or sooner where the smooth result already
-  // rounds to x (20 in float, 40 in double), which changes no bit.
+  // Where the linear piece starts in z = beta x: the threshold, or sooner where the smooth
+  // result already rounds to x (20 in float, 40 in double), which changes no bit (fast::softplus
+  // too: its smooth result is within a few ulp there).
+  template <real_value V>
+  NONLIN_ISA_TAG static V linear_from(double threshold) noexcept {
+    constexpr double from = exact_from<scalar_t<V>>();
+    return V(static_cast<scalar_t<V>>(threshold < from ? threshold : from));
+  }
   template <real_scalar T>
   NONLIN_ISA_TAG static constexpr double exact_from() noexcept {
     return sizeof(T) == 4 ? 20.0 : 40.0;
-  }
-  template <real_value V>
-  NONLIN_ISA_TAG V linear_from() const noexcept {
-    constexpr double from = exact_from<scalar_t<V>>();
-    return V(static_cast<scalar_t<V>>(threshold < from ? threshold : from));
   }
 };
 

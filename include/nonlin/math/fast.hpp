@@ -16,6 +16,8 @@
 #include "arch.hpp"
 #include "constants.hpp"
 #include "exp.hpp"
+#include "log.hpp"
+#include "logistic.hpp"
 #include "ops.hpp"
 #include "polynomial.hpp"
 
@@ -86,19 +88,19 @@ struct exp2_fractions<double> {
 };
 }  // namespace detail
 
-// column[j], j = the low bits of kf's bit pattern (kf = k + magic, k a multiple of 1/N): one
-// vpermps/pd where the batch holds the whole column, a gather (or an index) elsewhere; the same
-// entry either way.
-template <real_value V>
-inline V exp2_fraction(V const& kf, scalar_t<V> const* column) noexcept {
-  using E = detail::exp2_fractions<scalar_t<V>>;
+// column[j], j = the low bits of kf's bit pattern (kf = j + magic, magic's ulp 1, or k + magic
+// with k a multiple of 1/N and magic's ulp 1/N): one vpermps/pd where the batch holds the whole
+// column, a gather (or an index) elsewhere; the same entry either way.
+template <real_value V, std::size_t N>
+inline V register_table_entry(V const& kf, std::array<scalar_t<V>, N> const& column) noexcept {
+  static_assert((N & (N - 1)) == 0, "the index is the low bits");
   if constexpr (arch::has_permute<V>) {
-    static_assert(V::size == E::size, "the table is one register");
-    return arch::permute_by_low_bits(kf, column);
+    static_assert(V::size == N, "the table is one register");
+    return arch::permute_by_low_bits(kf, column.data());
   } else {
-    auto const index = math::as_bits(kf) & int_t<V>(E::size - 1);
+    auto const index = math::as_bits(kf) & int_t<V>(N - 1);
     if constexpr (is_batch_v<V>) {
-      return V::gather(column, index);
+      return V::gather(column.data(), index);
     } else {
       return column[static_cast<std::size_t>(index)];
     }
@@ -129,10 +131,10 @@ inline exp_parts<V> exp_by_table(V const& a) noexcept {
   V const kf = math::fma(a, V(math::detail::exp_constants<T>::log2e), magic);
   V const k = kf - magic;
   V const r = math::fma(k, V(-E::ln2_tail), math::fma(k, V(-E::ln2_head), a));
-  V const t = fast::exp2_fraction(kf, E::table.data());
+  V const t = fast::register_table_entry(kf, E::table);
   V const m = math::fma(r * r, math::horner(r, E::q), r);
   if constexpr (low_column) {
-    V const t_lo = fast::exp2_fraction(kf, E::table_lo.data());
+    V const t_lo = fast::register_table_entry(kf, E::table_lo);
     return {t + math::fma(t, m, t_lo), math::floor(k)};
   } else {
     return {math::fma(t, m, t), math::floor(k)};
@@ -186,14 +188,22 @@ inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of
 // batches with a lane below take `left_tail()` there (the split form e^-|z| / (1 + e^-|z|),
 // scaled last) and the same quotient as the others on every other lane (a result must not
 // depend on its neighbours).
+namespace detail {
+template <class T>
+inline constexpr T sigmoid_normal_bound = std::is_same_v<T, float> ? T(87) : T(708);
+
+// numerator / (1 + e^-z) for z within +-sigmoid_normal_bound.
+template <real_value V>
+inline V times_sigmoid_within(V const& numerator, V const& z) noexcept {
+  return math::divide(numerator, fast::exp_by_table<false>(math::neg(z)).value() + math::c<V>(1));
+}
+}  // namespace detail
+
 template <real_value V, class LeftTail>
 inline V times_sigmoid(V const& numerator, V const& z, LeftTail left_tail) noexcept {
-  using T = scalar_t<V>;
-  constexpr T normal_bound = std::is_same_v<T, float> ? T(87) : T(708);
-  V const one = math::c<V>(1);
-  V const bound(normal_bound);
+  V const bound(detail::sigmoid_normal_bound<scalar_t<V>>);
   auto quotient = [&](V const& clamped) {
-    return math::divide(numerator, fast::exp_by_table<false>(math::neg(clamped)).value() + one);
+    return detail::times_sigmoid_within(numerator, clamped);
   };
   auto const below = z < math::neg(bound);
   if (math::any(below)) [[unlikely]] {
@@ -209,6 +219,71 @@ inline V sigmoid(V const& z) noexcept {
     auto const p = fast::logistic(z);
     return math::divide(p.e, p.d);
   });
+}
+
+// dy sigma(z): dy times fast::sigmoid(z) (a backward is dy times the derivative, bit for bit,
+// wherever the derivative is a normal number), rounded once where sigma(z) alone is below the
+// normal range (math::sigmoid_product's tail, in its branch for z < -82 / -703). Its quotient
+// with z clamped on both sides, so that it needs no branch of its own (the lanes where the clamp
+// below acts take the tail).
+template <real_value V>
+inline V sigmoid_times(V const& z, V const& dy) noexcept {
+  V const bound(detail::sigmoid_normal_bound<scalar_t<V>>);
+  V const clamped = math::clamp_below(math::clamp_above(z, bound), math::neg(bound));
+  return math::sigmoid_product(dy * detail::times_sigmoid_within(math::c<V>(1), clamped), z, dy);
+}
+
+namespace detail {
+// log(1 + e) for e in [0, 1]: 1 + e = c_j (1 + r), c_j = 1 + j / 15, j = round(15 e), so that
+// |r| <= 1/30; inverse[j] = 1 / c_j rounded, r = e inverse[j] + (inverse[j] - 1) in one fma
+// (inverse[j] - 1 is exact: inverse[j] is in [1/2, 1]), so r is e itself for j = 0 (no rounding
+// of 1 + e to put back) and rounded once elsewhere; log(1 + e) = minus_log[j] + log1p(r),
+// minus_log[j] = -log inverse[j] rounded, log1p(r) = r + r^2 q(r) with q minimax on |r| <=
+// 1/30: 0.36 ulp of log1p(r) (tools/fit_coefficients.py --log1p). magic: adding it to 15 e
+// rounds to an integer, j in its low bits.
+struct log1p_unit_float {
+  static constexpr float magic = 0x1.8p23f;
+  static constexpr float steps = 15.0f;
+  alignas(64) static constexpr std::array<float, 16> inverse = {
+      0x1p+0f,        0x1.ep-1f,      0x1.c3c3c4p-1f, 0x1.aaaaaap-1f,
+      0x1.9435e6p-1f, 0x1.8p-1f,      0x1.6db6dcp-1f, 0x1.5d1746p-1f,
+      0x1.4de9bep-1f, 0x1.4p-1f,      0x1.333334p-1f, 0x1.276276p-1f,
+      0x1.1c71c8p-1f, 0x1.124924p-1f, 0x1.08d3dcp-1f, 0x1p-1f};
+  alignas(64) static constexpr std::array<float, 16> minus_log = {
+      0.0f,           0x1.08598cp-4f, 0x1.005588p-3f, 0x1.756504p-3f,
+      0x1.e41fc8p-3f, 0x1.269622p-2f, 0x1.588c2cp-2f, 0x1.882f1ep-2f,
+      0x1.b5b3ep-2f,  0x1.e148a2p-2f, 0x1.058aeep-1f, 0x1.199facp-1f,
+      0x1.2cf25ep-1f, 0x1.3f9128p-1f, 0x1.5188a6p-1f, 0x1.62e43p-1f};
+  static constexpr std::array<float, 3> q = {-0x1.fffffep-2f, 0x1.5585ap-2f, -0x1.0033a2p-2f};
+};
+}  // namespace detail
+
+// log(1 + e) for e in [0, 1] or NaN (softplus's e^-|z|). float: detail::log1p_unit_float, two
+// lookups beside a short chain and no division; double: the default tier's log1p (its two
+// divisions), which a one-register table of 8 would not shorten (|r| <= 1/14 needs degree 12).
+template <real_value V>
+inline V log1p_unit(V const& e) noexcept {
+  if constexpr (std::is_same_v<scalar_t<V>, float>) {
+    using L = detail::log1p_unit_float;
+    V const jf = math::fma(e, V(L::steps), V(L::magic));
+    V const inverse = fast::register_table_entry(jf, L::inverse);
+    V const r = math::fma(e, inverse, inverse - math::c<V>(1));
+    V const log1p_r = math::fma(r * r, math::horner(r, L::q), r);
+    return fast::register_table_entry(jf, L::minus_log) + log1p_r;
+  } else {
+    return math::log1p_above_minus_one(e);
+  }
+}
+
+// log(1 + e^z) = max(z, 0) + log(1 + e^-|z|), e^-|z| from the table exp without its low
+// column (its error passes to the result at most once: e / ((1 + e) log(1 + e)) <= 1), clamped
+// where it is 0 (+-inf give +inf and 0).
+template <real_value V>
+inline V softplus(V const& z) noexcept {
+  using K = math::detail::exp_constants<scalar_t<V>>;
+  V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
+  V const e = fast::exp_by_table<false>(a).value();
+  return math::select(z > V(0), z, V(0)) + fast::log1p_unit(e);
 }
 
 namespace detail {

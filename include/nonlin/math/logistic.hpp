@@ -200,9 +200,11 @@ inline V sigmoid_derivative_times(V const& z, V const& dy,
                                  power_of_two);
 }
 
-// dy sigma(z) rounded once: sigma(z) = e / (1 + e) is below the normal range for z < -87 (float).
+// dy sigma(z) rounded once, given common = dy times a sigma(z) that is a normal number wherever
+// z >= normal_arg (this one's or the fast tier's): sigma(z) = e / (1 + e) is below the normal
+// range for z < -87 (float), where the product is formed again from e = u 2^n before the scale.
 template <real_value V>
-inline V sigmoid_times(V const& z, V const& dy) noexcept {
+inline V sigmoid_product(V const& common, V const& z, V const& dy) noexcept {
   // The tail lanes are those with z < normal_arg < 0, where -|z| = z.
   auto tail = [](V arg, V factor) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
@@ -210,7 +212,13 @@ inline V sigmoid_times(V const& z, V const& dy) noexcept {
     V const value = math::scale(unscaled, math::value_exponent(e.n));
     return math::scale_times(math::divide_by_one_plus(unscaled, value), e.n, factor);
   };
-  return math::with_product_tail(dy * math::sigmoid(z), z, tail, math::neg(math::abs(z)), dy);
+  return math::with_product_tail(common, z, tail, math::neg(math::abs(z)), dy);
+}
+
+// dy sigma(z) rounded once.
+template <real_value V>
+inline V sigmoid_times(V const& z, V const& dy) noexcept {
+  return math::sigmoid_product(dy * math::sigmoid(z), z, dy);
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1] (or NaN).
