@@ -59,8 +59,8 @@ struct fast_silu_row : fast_row<fast_silu_row, silu_row> {
   static std::vector<instance<functor>> instances() { return {{name, {}}}; }
   static nonlin::silu exact(functor const&) { return {}; }
   static std::vector<exempt_window> windows() {
-    return {{member::derivative, "f32", -2.0, -1.0, "1.5e5 ulp at the zero -1.2785", "root"},
-            {member::derivative, "f64", -2.0, -1.0, "49 ulp near -1.277", "root"}};
+    return {{member::derivative, "f32", -2.0, -1.0, "5.6e7 ulp at the zero -1.2785", "root"},
+            {member::derivative, "f64", -2.0, -1.0, "7.1e15 ulp at the zero -1.2785", "root"}};
   }
 };
 
@@ -84,7 +84,7 @@ struct fast_gelu_quick_row : fast_row<fast_gelu_quick_row, gelu_quick_row> {
     return {
         {member::forward, "f32", -1e300, -1.25, "81 ulp at -52", "argument"},
         {member::forward, "f64", -1e300, -1.25, "302 ulp at -348", "argument"},
-        {member::derivative, "f32", -1e300, -0.45, "root -0.7512, tail; 5.1 ulp at -0.494", "both"},
+        {member::derivative, "f32", -1e300, -0.45, "root -0.7512, tail; 5.1 ulp at -0.503", "both"},
         {member::derivative, "f64", -1e300, -0.45, "root -0.7512, tail", "both"}};
   }
 };
