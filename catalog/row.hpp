@@ -12,7 +12,8 @@
 //   kinks(f), at_infinity(f) where f' or f'' jumps (a central difference must not straddle one)
 //                            and f, f' at -inf and +inf
 //   bounds                   the forward / derivative ULP bounds, with why where above 2
-//   windows()                x windows where a row may exceed its bound (the fast tier)
+//   windows()                x windows where a row may exceed its bound (the fast tier),
+//                            per instance or for all
 //   textbook_forward<T>(x), textbook_backward<T>(x, dy)[, textbook_backward_from_output<T>(y,
 //   dy)]                     the std:: formula frameworks write (the benchmark's "std" and
 //                            "fastmath" baselines)
@@ -84,6 +85,8 @@ struct exempt_window {
   double hi;
   std::string_view measured;
   std::string_view why;
+  // The catalog instance it applies to (its label), or every instance of the row where empty.
+  std::string_view instance = {};
 };
 
 enum class tier { default_tier, fast };

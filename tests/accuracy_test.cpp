@@ -18,7 +18,8 @@
 // its bound is on the excess over that: max(0, raw - inherited) <= 4 units of
 // ulp(f'(x)) + |g'(y)| ulp(y) (support/accuracy_scan.hpp); the raw figure is printed beside it.
 // A catalog row's windows() are where it may exceed its bound, with the measured figure and the
-// reason; every row, listed or not, must stay within it outside.
+// reason; every row, listed or not, must stay within it outside. Every instance of a row is
+// checked (elu(0.5), swish(1.5), ...), a window applying to the instance it names or to all.
 // Every measured maximum is printed (and recorded with RecordProperty), with its input.
 
 #include <algorithm>
@@ -232,10 +233,12 @@ class print_table : public ::testing::Environment {
 
 // ---- the check ----------------------------------------------------------------------------
 
+// The window of `instance` (a catalog instance's label) for `which` and `type`, if any.
 template <class Row>
-std::optional<catalog::exempt_window> known(member which, std::string_view type) {
+std::optional<catalog::exempt_window> known(member which, std::string_view type,
+                                            std::string_view instance) {
   for (auto const& e : Row::windows()) {
-    if (e.which == which && e.type == type) {
+    if (e.which == which && e.type == type && (e.instance.empty() || e.instance == instance)) {
       return e;
     }
   }
@@ -243,15 +246,15 @@ std::optional<catalog::exempt_window> known(member which, std::string_view type)
 }
 
 template <class T, class Row>
-void check_type() {
+void check_instance(catalog::instance<typename Row::functor> const& instance) {
   using F = typename Row::functor;
-  std::string_view const name = Row::name;
-  F const f = Row::instances().front().f;
+  std::string_view const name = instance.label;
+  F const f = instance.f;
   std::string_view const type = std::is_same_v<T, float> ? "f32" : "f64";
   accuracy::options opts;
   opts.validate_every = 61;
   for (int m = 0; m < accuracy::member_count; ++m) {
-    if (auto const e = known<Row>(static_cast<member>(m), type)) {
+    if (auto const e = known<Row>(static_cast<member>(m), type, name)) {
       opts.windows[static_cast<std::size_t>(m)] = {e->lo, e->hi};
     }
   }
@@ -280,7 +283,7 @@ void check_type() {
       note = "excess; raw " + format_max(r.raw_from_output) + ", inherited there " +
              format_max(r.inherited_at_raw);
     }
-    if (auto const k = known<Row>(which, type)) {
+    if (auto const k = known<Row>(which, type, name)) {
       note += std::string(note.empty() ? "" : "; ") + "known_over_bound in [" + format_x(k->lo) +
               ", " + format_x(k->hi) + "]: " + std::string(k->measured) + " (" +
               std::string(k->why) + ")";
@@ -311,6 +314,15 @@ void check_type() {
   std::printf("%-13s %-17s points %lld, MPFR evaluations %lld\n", std::string(name).c_str(),
               std::string(type).c_str(), static_cast<long long>(r.points),
               static_cast<long long>(r.mpfr_points));
+}
+
+// Every instance of the row: the parameters a row lists (elu(0.5), swish(1.5), ...) are held to
+// the same bound as its defaults.
+template <class T, class Row>
+void check_type() {
+  for (auto const& instance : Row::instances()) {
+    check_instance<T, Row>(instance);
+  }
 }
 
 // One test per catalog row: Accuracy.<Name> (AccuracyFastTier.<Name> for the fast tier), the
@@ -372,14 +384,14 @@ using accuracy_of_row = per_row_test<Row, check_type<float, Row>, check_type<dou
 // the row's derivative bound plus the product's own rounding (1 ulp), against MPFR's dy f'(x).
 
 template <class T, class Row>
-void check_backward_products() {
+void check_backward_instance(catalog::instance<typename Row::functor> const& instance) {
   using F = typename Row::functor;
-  std::string_view const name = Row::name;
-  F const f = Row::instances().front().f;
+  std::string_view const name = instance.label;
+  F const f = instance.f;
   std::string_view const type = std::is_same_v<T, float> ? "f32" : "f64";
   using L = std::numeric_limits<T>;
   double const bound = ulp_bound<Row>(member::derivative) + 1.0;
-  auto const window = known<Row>(member::derivative, type);
+  auto const window = known<Row>(member::derivative, type, name);
   // Targets of |dy f'|: powers of two times 1.37, from subnormal to near max.
   std::vector<int> const targets =
       std::is_same_v<T, float> ? std::vector<int>{-140, -128, -120, -100, -20, 0, 60, 125}
@@ -449,6 +461,13 @@ void check_backward_products() {
   std::printf("%-13s backward %s: %zu products, max %.3g ulp%s\n", std::string(name).c_str(),
               std::string(type).c_str(), xs.size(), worst,
               xs.empty() ? "" : (" at x = " + format_x(xs[worst_at])).c_str());
+}
+
+template <class T, class Row>
+void check_backward_products() {
+  for (auto const& instance : Row::instances()) {
+    check_backward_instance<T, Row>(instance);
+  }
 }
 
 template <class Row>
