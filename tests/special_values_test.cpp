@@ -110,6 +110,33 @@ TYPED_TEST(SpecialValues, InfinityGivesTheLimit) {
   });
 }
 
+// Far out, where the exps clamp and the backward's product tails end: backward(x, dy) for |dy| <= 1
+// is dy f'(x) wherever f'(x) is a normal number or 0 (a product rounded once cannot leave 0
+// there), at +-inf, +-max and arguments beyond every clamp (the fast softplus' backward once gave
+// dy sigma(-87) for z < -200, where the default tier's tail ends).
+TYPED_TEST(SpecialValues, BackwardFarOutIsDyTimesTheDerivative) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  using L = std::numeric_limits<T>;
+  std::vector<T> xs = {L::infinity(), L::max(), T(1e30), T(1e4), T(2000), T(800), T(250), T(150)};
+  for (std::size_t i = 0, n = xs.size(); i < n; ++i) {
+    xs.push_back(-xs[i]);
+  }
+  for_each_functor([&](auto const& entry) {
+    SCOPED_TRACE(std::string(entry.name));
+    auto const& f = entry.f;
+    for (T const x : xs) {
+      T const d = lane(f.derivative(V(x)), 0);
+      if (d != T(0) && !std::isnormal(d)) {
+        continue;  // subnormal or infinite: the product is rounded once instead
+      }
+      for (T const dy : {T(1), T(-0.5)}) {
+        EXPECT_EQ(lane(f.backward(V(x), V(dy)), 0), dy * d) << x << ", " << dy;
+      }
+    }
+  });
+}
+
 // -0 is kept where the function is odd or passes x through near 0.
 TYPED_TEST(SpecialValues, SignedZero) {
   using V = TypeParam;

@@ -224,13 +224,15 @@ inline V sigmoid(V const& z) noexcept {
 // dy sigma(z): dy times fast::sigmoid(z) (a backward is dy times the derivative, bit for bit,
 // wherever the derivative is a normal number), rounded once where sigma(z) alone is below the
 // normal range (math::sigmoid_product's tail, in its branch for z < -82 / -703). Its quotient
-// with z clamped on both sides, so that it needs no branch of its own (the lanes where the clamp
-// below acts take the tail).
+// needs no branch of its own: z clamped on both sides, the lanes where the clamp below acts take
+// the tail, tested on the clamped z (also below product_min_arg, where the tail gives 0 for
+// every finite dy and the quotient of the clamped z would not).
 template <real_value V>
 inline V sigmoid_times(V const& z, V const& dy) noexcept {
   V const bound(detail::sigmoid_normal_bound<scalar_t<V>>);
   V const clamped = math::clamp_below(math::clamp_above(z, bound), math::neg(bound));
-  return math::sigmoid_product(dy * detail::times_sigmoid_within(math::c<V>(1), clamped), z, dy);
+  V const common = dy * detail::times_sigmoid_within(math::c<V>(1), clamped);
+  return math::sigmoid_product(common, z, dy, clamped);
 }
 
 namespace detail {

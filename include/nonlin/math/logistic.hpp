@@ -203,22 +203,25 @@ inline V sigmoid_derivative_times(V const& z, V const& dy,
 // dy sigma(z) rounded once, given common = dy times a sigma(z) that is a normal number wherever
 // z >= normal_arg (this one's or the fast tier's): sigma(z) = e / (1 + e) is below the normal
 // range for z < -87 (float), where the product is formed again from e = u 2^n before the scale.
+// The tail lanes are those where `tested` < normal_arg: tested = z (below product_min_arg too,
+// common is then dy * 0), or z clamped below at a bound under normal_arg (the fast tier's
+// quotient's), which sends every lane below it to the tail (0 there for every finite dy).
 template <real_value V>
-inline V sigmoid_product(V const& common, V const& z, V const& dy) noexcept {
-  // The tail lanes are those with z < normal_arg < 0, where -|z| = z.
+inline V sigmoid_product(V const& common, V const& z, V const& dy, V const& tested) noexcept {
+  // On the tail lanes z < normal_arg < 0, where -|z| = z.
   auto tail = [](V arg, V factor) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
     V const unscaled = math::c<V>(1) + e.m;
     V const value = math::scale(unscaled, math::value_exponent(e.n));
     return math::scale_times(math::divide_by_one_plus(unscaled, value), e.n, factor);
   };
-  return math::with_product_tail(common, z, tail, math::neg(math::abs(z)), dy);
+  return math::with_product_tail(common, tested, tail, math::neg(math::abs(z)), dy);
 }
 
 // dy sigma(z) rounded once.
 template <real_value V>
 inline V sigmoid_times(V const& z, V const& dy) noexcept {
-  return math::sigmoid_product(dy * math::sigmoid(z), z, dy);
+  return math::sigmoid_product(dy * math::sigmoid(z), z, dy, z);
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1] (or NaN).
