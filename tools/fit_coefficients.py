@@ -182,22 +182,10 @@ struct {name};
 """
 
 
-def exp_polynomial(kind, degree):
-    """q(r) ~ (e^r - 1 - r) / r^2 on |r| <= ln2/2, minimax for the error of m = r + r^2 q(r)
-    relative to m = e^r - 1 itself (expm1 and tanh need that; it bounds the error relative to
-    e^r = 1 + m too, which is smaller): Lawson's iteratively reweighted least squares on 400
-    Chebyshev nodes, 60 iterations. Returns the coefficients rounded to the type and the worst
-    error of the rounded polynomial on a dense grid relative to e^r and to m, in ulps of 1
-    (2^-23 / 2^-52)."""
-    from mpmath import cos, expm1, lu_solve, matrix
-    half = log(2) / 2
-    nodes = [half * cos(pi * (i + mpf(0.5)) / 400) for i in range(400)]
-
-    def q(r):
-        return mpf(1) / 2 if r == 0 else (expm1(r) - r) / r**2
-
-    weight = [r * r / abs(expm1(r)) for r in nodes]
-    target = [q(r) for r in nodes]
+def lawson_polynomial(nodes, weight, target, degree):
+    """c[0..degree] minimizing max |weight (target - sum c_k r^k)| over the nodes: Lawson's
+    iteratively reweighted least squares, 60 iterations (exp_polynomial, log1p_unit)."""
+    from mpmath import lu_solve, matrix
     lawson = [mpf(1)] * len(nodes)
     for _ in range(60):
         a = matrix(degree + 1, degree + 1)
@@ -214,6 +202,26 @@ def exp_polynomial(kind, degree):
                   for i, r in enumerate(nodes)]
         total = sum(lawson[i] * errors[i] for i in range(len(nodes)))
         lawson = [lawson[i] * errors[i] / total for i in range(len(nodes))]
+    return c
+
+
+def exp_polynomial(kind, degree):
+    """q(r) ~ (e^r - 1 - r) / r^2 on |r| <= ln2/2, minimax for the error of m = r + r^2 q(r)
+    relative to m = e^r - 1 itself (expm1 and tanh need that; it bounds the error relative to
+    e^r = 1 + m too, which is smaller): Lawson's iteratively reweighted least squares on 400
+    Chebyshev nodes, 60 iterations. Returns the coefficients rounded to the type and the worst
+    error of the rounded polynomial on a dense grid relative to e^r and to m, in ulps of 1
+    (2^-23 / 2^-52)."""
+    from mpmath import cos, expm1
+    half = log(2) / 2
+    nodes = [half * cos(pi * (i + mpf(0.5)) / 400) for i in range(400)]
+
+    def q(r):
+        return mpf(1) / 2 if r == 0 else (expm1(r) - r) / r**2
+
+    weight = [r * r / abs(expm1(r)) for r in nodes]
+    target = [q(r) for r in nodes]
+    c = lawson_polynomial(nodes, weight, target, degree)
     coeffs = [rounded(c[k], kind) for k in range(degree + 1)]
     of_e, of_m = mpf(0), mpf(0)
     for i in range(20001):
@@ -281,7 +289,7 @@ def log1p_unit(size=16, degree=2):
     r + r^2 q(r) relative to log1p(r) (Lawson, 400 Chebyshev nodes, 60 iterations). Returns inv_j,
     -log inv_j (both rounded to float), q's coefficients rounded to float and the worst error of
     the rounded q on a dense grid relative to log1p(r), in ulps of 1 (2^-23)."""
-    from mpmath import cos, log1p, lu_solve, matrix
+    from mpmath import cos, log1p
     inverse = [rounded(1 / (1 + mpf(j) / (size - 1)), "float") for j in range(size)]
     minus_log = [rounded(-log(v), "float") for v in inverse]
     # The widest r: e half a step from j / (size - 1), through the rounded inverses.
@@ -297,22 +305,7 @@ def log1p_unit(size=16, degree=2):
 
     weight = [r * r / abs(log1p(r)) for r in nodes]
     target = [q(r) for r in nodes]
-    lawson = [mpf(1)] * len(nodes)
-    for _ in range(60):
-        a = matrix(degree + 1, degree + 1)
-        b = matrix(degree + 1, 1)
-        for i, r in enumerate(nodes):
-            w = lawson[i] * weight[i] ** 2
-            powers = [r**k for k in range(degree + 1)]
-            for j in range(degree + 1):
-                b[j] += w * powers[j] * target[i]
-                for k in range(degree + 1):
-                    a[j, k] += w * powers[j] * powers[k]
-        c = lu_solve(a, b)
-        errors = [abs(weight[i] * (target[i] - sum(c[k] * r**k for k in range(degree + 1))))
-                  for i, r in enumerate(nodes)]
-        total = sum(lawson[i] * errors[i] for i in range(len(nodes)))
-        lawson = [lawson[i] * errors[i] / total for i in range(len(nodes))]
+    c = lawson_polynomial(nodes, weight, target, degree)
     coeffs = [rounded(c[k], "float") for k in range(degree + 1)]
     worst = mpf(0)
     for i in range(20001):
