@@ -6,6 +6,8 @@
 //   accuracy_test             every k-th point of its grids and random patterns (the
 //                             neighbours of the special places stay dense)
 //   storage16_accuracy_test   every k-th of the 65536 bit patterns
+//   math_test                 every k-th batch of its every-float loops, every 97k-th float of
+//                             the table exp's screen
 //   softmax_test              the gradient bound at 10 and 1000 classes, not 10^5, when k > 1
 // 1 (everything) where it is unset or empty.
 
