@@ -9,7 +9,9 @@
 #               fuzz/, tools/*.cpp
 #   test        g++, -march=x86-64-v4 (AVX-512): tests, examples, benchmarks (built), packaging
 #   clang       clang++, -march=x86-64-v3 (AVX2 + FMA), AddressSanitizer +
-#               UndefinedBehaviorSanitizer, -fno-sanitize-recover: tests, examples; not isa_mix
+#               UndefinedBehaviorSanitizer, -fno-sanitize-recover, at -O1 (the sanitizers' usual
+#               level; its build took 485 s at -O3, 272 at -O1, and cross_build_test holds its
+#               results to the v3 bits at either): tests, examples; not isa_mix
 #               (v2's), packaging, headers (lint compiles every header alone with clang) nor benchmarks
 #               (the main job builds them with g++, the test stage checks that). One stage for
 #               clang's build and the sanitizers: as two (clang at x86-64-v3, sanitize at
@@ -27,8 +29,9 @@
 #               ld.lld), -march=armv8-a (NEON, fused multiply-add), -ffp-contract=off: the tests,
 #               cross-compiled (cmake/toolchains/aarch64-linux-gnu-clang.cmake) and run by ctest
 #               under qemu-aarch64 with NONLIN_ACCURACY_STRIDE=8 (accuracy_test on every 8th grid
-#               and random input, storage16_accuracy_test on every 8th pattern, softmax_test
-#               without its 10^5-class rows: tests/support/accuracy_stride.hpp); ~5 min.
+#               and random input, storage16_accuracy_test on every 8th pattern, math_test's
+#               every-float loops on every 8th batch, softmax_test without its 10^5-class rows:
+#               tests/support/accuracy_stride.hpp); ~5 min.
 #               Correctness only: timings under qemu mean nothing, and nonlin makes no speed
 #               claim for ARM. cross_build_test holds its results to the x86-64-v3 build's bits
 #   aarch64-gcc the same with Debian's cross g++ 12 (aarch64-linux-gnu.cmake); not a default
@@ -168,7 +171,8 @@ run_fuzz() {
 }
 
 ctest_args=("$@")
-sanitizers="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# -O1 after run_stage's -O3 (the last -O wins): see the clang stage above.
+sanitizers="-O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 for stage in $stages; do
   case "$stage" in
     # The benchmark and the accuracy tools are built here to hold them to warnings as errors,
