@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The span kernels on bfloat16 and float16 arrays give the correctly rounded forward value and
-// derivative (backward with dy = 1) for every one of the 65536 inputs of every default-tier
-// catalog row, against MPFR (support/storage16_scan.hpp). Rounding the float results once
+// derivative (backward with dy = 1) for every one of the 65536 inputs of every instance of every
+// default-tier catalog row (elu(0.5), softplus(2, 10), swish(1.5), ... beside the defaults),
+// against MPFR (support/storage16_scan.hpp). Rounding the float results once
 // instead misrounds some of them: counted too, so that the recomputation in double is seen to
 // matter (the test of math::near_midpoint16 itself is in float16_test), and the functors that
 // declare their results exact are checked to be so. Every k-th input where
@@ -44,26 +45,28 @@ template <storage16 T>
 void expect_correctly_rounded(char const* type) {
   std::int64_t float_only = 0;
   catalog::for_each_row([&]<class Row>() {
-    auto const f = Row::instances().front().f;
-    accuracy::storage16_result const r = scan_on_two_threads<T>(f);
-    std::printf(
-        "%-18s %s  forward %lld (double on a midpoint %lld; float only %lld)  derivative %lld "
-        "(%lld; %lld)\n",
-        std::string(Row::name).c_str(), type, static_cast<long long>(r.forward.wrong),
-        static_cast<long long>(r.forward.double_on_midpoint),
-        static_cast<long long>(r.forward_float_only.wrong),
-        static_cast<long long>(r.derivative.wrong),
-        static_cast<long long>(r.derivative.double_on_midpoint),
-        static_cast<long long>(r.derivative_float_only.wrong));
-    if constexpr (Row::level == catalog::tier::default_tier) {
-      // Misrounded only where double rounded the true value onto a midpoint (x f(x) near 0 with
-      // x a bfloat16 subnormal: x/2 exactly; leaky_relu's 0.01 x where it is within 2^-53 of
-      // a tie): the side of the true value is not in the double result.
-      EXPECT_EQ(r.forward.wrong, r.forward.double_on_midpoint)
-          << Row::name << " " << type << ", first at bits 0x" << std::hex << r.forward.first;
-      EXPECT_EQ(r.derivative.wrong, r.derivative.double_on_midpoint)
-          << Row::name << " " << type << ", first at bits 0x" << std::hex << r.derivative.first;
-      float_only += r.forward_float_only.wrong + r.derivative_float_only.wrong;
+    for (auto const& instance : Row::instances()) {
+      accuracy::storage16_result const r = scan_on_two_threads<T>(instance.f);
+      std::printf(
+          "%-22s %s  forward %lld (double on a midpoint %lld; float only %lld)  derivative %lld "
+          "(%lld; %lld)\n",
+          std::string(instance.label).c_str(), type, static_cast<long long>(r.forward.wrong),
+          static_cast<long long>(r.forward.double_on_midpoint),
+          static_cast<long long>(r.forward_float_only.wrong),
+          static_cast<long long>(r.derivative.wrong),
+          static_cast<long long>(r.derivative.double_on_midpoint),
+          static_cast<long long>(r.derivative_float_only.wrong));
+      if constexpr (Row::level == catalog::tier::default_tier) {
+        // Misrounded only where double rounded the true value onto a midpoint (x f(x) near 0
+        // with x a bfloat16 subnormal: x/2 exactly; leaky_relu's 0.01 x where it is within
+        // 2^-53 of a tie): the side of the true value is not in the double result.
+        EXPECT_EQ(r.forward.wrong, r.forward.double_on_midpoint)
+            << instance.label << " " << type << ", first at bits 0x" << std::hex << r.forward.first;
+        EXPECT_EQ(r.derivative.wrong, r.derivative.double_on_midpoint)
+            << instance.label << " " << type << ", first at bits 0x" << std::hex
+            << r.derivative.first;
+        float_only += r.forward_float_only.wrong + r.derivative_float_only.wrong;
+      }
     }
   });
   // Without the recomputation some results would be misrounded: the test above can fail
