@@ -61,12 +61,14 @@ def summary(accuracy, report):
     ratio_table = next((p for p in speed_summary if "ratio, median over functions" in p), "")
     first = accuracy.strip().splitlines()[0] if accuracy.strip() else ""
     lines = [
-        "Every default-tier function over all 65536 inputs, against MPFR (`nonlin_accuracy "
-        "--storage16`; `storage16_accuracy_test` asserts it): results not correctly rounded, of "
+        "Every default-tier function, with its default parameters and the catalog's other "
+        "instances (elu(0.5), softplus(2, 10), swish(1.5), ...), over all 65536 inputs, against "
+        "MPFR (`nonlin_accuracy --storage16`; `storage16_accuracy_test` asserts it): results not "
+        "correctly rounded, of "
         "them those whose double recomputation lands exactly on a midpoint, and how many "
         "rounding the float result once would give.",
         "",
-        "| results | functions | not correctly rounded | of them: double exactly on a midpoint "
+        "| results | instances | not correctly rounded | of them: double exactly on a midpoint "
         "| rounding float once |",
         "|---|--:|--:|--:|--:|",
         *totals,
