@@ -31,7 +31,7 @@
 #               under qemu-aarch64 with NONLIN_ACCURACY_STRIDE=8 (accuracy_test on every 8th grid
 #               and random input, storage16_accuracy_test on every 8th pattern, math_test's
 #               every-float loops on every 8th batch, softmax_test without its 10^5-class rows:
-#               tests/support/accuracy_stride.hpp); ~5 min.
+#               tests/support/accuracy_stride.hpp); ~4 min.
 #               Correctness only: timings under qemu mean nothing, and nonlin makes no speed
 #               claim for ARM. cross_build_test holds its results to the x86-64-v3 build's bits
 #   aarch64-gcc the same with Debian's cross g++ 12 (aarch64-linux-gnu.cmake); not a default
@@ -179,9 +179,9 @@ for stage in $stages; do
     # never run: at -O1 (NONLIN_TOOLS_COMPILE_OPTIONS) they compile in about 40% of -O3's time
     # (tools/accuracy.cpp 44 s against 118). dispatch_test's TUs take it too (each level checks
     # its dispatched calls against direct calls in the same TU; 134 CPU s against 185); -O3 stays
-    # on every other test. The header
-    # self-containment test (label headers) is left to lint, which compiles every header alone
-    # with clang (clang-tidy); `ctest -L headers` runs it on demand (89 s here, one job).
+    # on every other test. The header self-containment test (label headers) is left to lint,
+    # which compiles every header alone with clang (clang-tidy); `ctest -L headers` runs it on
+    # demand (89 s here, one job).
     test) run_stage test g++ -march=x86-64-v4 "" "exhaustive|headers" \
             -DNONLIN_TOOLS_COMPILE_OPTIONS=-O1 ;;
     clang | sanitize)
