@@ -62,6 +62,11 @@ using nonlin_probe::seconds;
 #define TESTNM(i) "vptestnmd %%zmm15, %%zmm" NONLIN_STR(i) ", %%k1\n"
 #define PS2PH(i) "vcvtps2ph $4, %%zmm15, %%ymm" NONLIN_STR(i) "\n"
 #define PH2PS(i) "vcvtph2ps %%ymm15, %%zmm" NONLIN_STR(i) "\n"
+// The float sums held in double (math/sum.hpp's wide_sum): widening half a batch, the upper
+// half's extraction, a double fma.
+#define PS2PD(i) "vcvtps2pd %%ymm15, %%zmm" NONLIN_STR(i) "\n"
+#define EXTRACT64X4(i) "vextractf64x4 $1, %%zmm15, %%ymm" NONLIN_STR(i) "\n"
+#define FMAPD(i) "vfmadd231pd %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 #define NE2BF16(i) "vcvtneps2bf16 %%zmm15, %%ymm" NONLIN_STR(i) "\n"
 #define NE2BF16_PAIR(i) "vcvtne2ps2bf16 %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 
@@ -78,6 +83,9 @@ NONLIN_THROUGHPUT(t_perm, PERM)
 NONLIN_THROUGHPUT(t_div, DIV)
 NONLIN_THROUGHPUT(t_fpclass, FPCLASS)
 NONLIN_THROUGHPUT(t_fma_add, FMA_ADD)
+NONLIN_THROUGHPUT(t_ps2pd, PS2PD)
+NONLIN_THROUGHPUT(t_extract64x4, EXTRACT64X4)
+NONLIN_THROUGHPUT(t_fmapd, FMAPD)
 NONLIN_THROUGHPUT(t_zext, ZEXT)
 NONLIN_THROUGHPUT(t_slld, SLLD)
 NONLIN_THROUGHPUT(t_paddd, PADDD)
@@ -138,6 +146,9 @@ int main() {
     {"vdivps", t_div, 12},
     {"vfpclassps", t_fpclass, 12},
     {"fma + add mixed", t_fma_add, 24},
+    {"vcvtps2pd (ymm to zmm)", t_ps2pd, 12},
+    {"vextractf64x4", t_extract64x4, 12},
+    {"vfmadd231pd", t_fmapd, 12},
     {"vpmovzxwd (ymm to zmm)", t_zext, 12},
     {"vpslld", t_slld, 12},
     {"vpaddd", t_paddd, 12},

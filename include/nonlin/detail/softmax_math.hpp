@@ -36,14 +36,29 @@ running<T> running_of(T m, T hi, T lo) {
   return {{{hi, lo}, T(0)}, m};
 }
 
-// (z - m) / T as hi + lo: z - m exactly (two_sum_ordered: z and m may be near the largest
-// float and of opposite signs), the quotient's rounding recovered from the
-// exact residual d - q T (two_product), so that neither costs accuracy in exp or log. At
-// T = 1 (unit_temperature, the caller's promise) the quotient is the difference itself, and a
-// difference that overflows is already the limit.
-template <bool unit_temperature = false, class V>
+// (z - m) / T as hi + lo: z - m exactly, the quotient's rounding recovered from the exact
+// residual d - q T (two_product), so that neither costs accuracy in exp or log. At T = 1
+// (unit_temperature, the caller's promise) the quotient is the difference itself, and a
+// difference that overflows is already the limit. z - m by two_sum_ordered (Dekker's fast
+// two-sum after ordering the operands by magnitude), or, where the caller promises bounded_max
+// (|m| <= max_bounded_max), by Knuth's two_sum, which needs no ordering: the ordering is a
+// compare into a mask feeding two blends, deep in exp's chain (3.3 of the 25 cycles a batch of
+// a row's sum on this machine). two_sum forms s - z, within half an ulp of s from -m: where m
+// is near the largest float that rounds to an infinity although z - m is finite (float z =
+// 0x1.c60856p+126, m = max), and its low part is NaN. With |m| <= 2^126 every intermediate is
+// within an ulp of -m or of z, finite for every z.
+template <class T>
+inline constexpr T max_bounded_max = T(0x1p126);
+
+template <bool unit_temperature = false, bool bounded_max = false, class V>
 inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
-  auto d = math::two_sum_ordered(z, math::neg(m));
+  auto d = [&] {
+    if constexpr (bounded_max) {
+      return math::two_sum(z, math::neg(m));
+    } else {
+      return math::two_sum_ordered(z, math::neg(m));
+    }
+  }();
   if constexpr (unit_temperature) {
     return d;
   }
@@ -77,9 +92,9 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
 // terms' own errors out of the row's sum (p within 3 ulp of the true softmax, as with the
 // other exp), and log p of a dominant entry, minus the sum of the others, is within 1.83 ulp
 // (float) and 2.59 (double) over 1-1100 alike others, against 1.67 and 2.59 with the other exp.
-template <bool unit_temperature = false, class V>
+template <bool unit_temperature = false, bool bounded_max = false, class V>
 inline V shifted_exp_value(V z, V m, V inv_t, V t) {
-  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  auto q = shifted_quotient<unit_temperature, bounded_max>(z, m, inv_t, t);
   return math::exp_scaled_nonpositive(q.hi, q.lo).value();
 }
 
@@ -94,9 +109,9 @@ inline V log_of_sum(V hi, V lo) {
 // log p = (z - m) / T - log s for a row's log s. Where (z - m) / T is -inf (a masked entry, or
 // finite z and m so far apart, or T so small, that the quotient overflows: the true log p is
 // below -max) log p is -inf; the low part, NaN there (inf - inf), is left out.
-template <bool unit_temperature = false, class V>
+template <bool unit_temperature = false, bool bounded_max = false, class V>
 inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
-  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+  auto q = shifted_quotient<unit_temperature, bounded_max>(z, m, inv_t, t);
   V const value = (q.hi - log_sum) + q.lo;
   return math::select(q.hi == V(-std::numeric_limits<scalar_t<V>>::infinity()), q.hi, value);
 }

@@ -61,7 +61,7 @@ inline double_float<V> two_product(V const& a, V const& b) noexcept {
 // a + b exactly as hi + lo, for any a, b (Knuth's two-sum).
 template <real_value V>
 inline double_float<V> two_sum(V const& a, V const& b) noexcept {
-  V const s = a + b;
+  V s = a + b;  // not const: GCC 12 kept a const local that goes into the result in memory
   V const bb = s - a;
   V const err = (a - (s - bb)) + (b - bb);
   return {s, err};

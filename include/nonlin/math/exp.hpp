@@ -232,7 +232,7 @@ template <real_value V>
 inline reduced<V> reduce_exp_clamped(V const& xc) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   V const magic(K::magic);
-  V const n = math::fma(xc, V(K::log2e), magic) - magic;
+  V n = math::fma(xc, V(K::log2e), magic) - magic;  // not const: see two_sum
   return {math::fma(n, V(-ln2_split<scalar_t<V>>::tail), math::reduction_head(xc, n)), n};
 }
 
