@@ -577,9 +577,9 @@ TEST(SoftmaxFuzzerFindings, ExactDifferenceNearTheLargestFloat) {
   std::vector<double> const lpd =
       log_softmax_of<double>({0x1.47d8cp+1017, std::numeric_limits<double>::max()}, 20, 2);
   EXPECT_TRUE(std::isfinite(lpd[0]));
-  // At T = 1 the rows whose |max| is at most 2^126 take Knuth's two-sum, whose s - z rounds to
-  // -inf here (z - big is finite): this row must take the ordered one. Every length, so that the
-  // row's sum and its outputs run in full batches and in the tail.
+  // At T = 1: Knuth's branch-free two-sum forms s - z, which rounds to -inf for this z (z - big
+  // is finite), and its low part is NaN; the difference must be exact here too. Every length, so
+  // that the row's sum and its outputs run in full batches and in the tail.
   float const near = 0x1.c60856p+126F;
   for (std::size_t n = 2; n <= 40; ++n) {
     std::vector<float> x(n, near);

@@ -83,21 +83,9 @@ inline bool row_maximum(T const* z, std::size_t n, T& m) {
   return math::any(poisoned);
 }
 
-// Calls f(unit_temperature, bounded_max) with the two promises of shifted_quotient as
-// std::bool_constant: T = 1, and |m| <= max_bounded_max (every row but those near the largest
-// float). The row's loops are compiled for each case.
-template <class T, class F>
-inline decltype(auto) with_row_promises(T t, T m, F&& f) {
-  bool const bounded = !(std::abs(m) > max_bounded_max<T>);
-  if (t == T(1)) {
-    return bounded ? f(std::true_type{}, std::true_type{}) : f(std::true_type{}, std::false_type{});
-  }
-  return bounded ? f(std::false_type{}, std::true_type{}) : f(std::false_type{}, std::false_type{});
-}
-
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
 // with `terms`, each term is stored there too (softmax scales them in place afterwards).
-template <class Arch, bool unit_temperature, bool bounded_max, class T>
+template <class Arch, bool unit_temperature, class T>
 inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
@@ -105,9 +93,7 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   B const binv_t(inv_t);
   B const bt(t);
   math::wide_sum<B> lanes;
-  auto term_of = [&](B zb) {
-    return shifted_exp_value<unit_temperature, bounded_max>(zb, bm, binv_t, bt);
-  };
+  auto term_of = [&](B zb) { return shifted_exp_value<unit_temperature>(zb, bm, binv_t, bt); };
   std::size_t i = 0;
   for (; i + width <= n; i += width) {
     B const term = term_of(B::load_unaligned(z + i));
@@ -162,9 +148,8 @@ inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
   if (bad || m == -std::numeric_limits<T>::infinity()) {
     return row_statistics_general<Arch>(z, n, inv_t, t);
   }
-  auto const sum = with_row_promises(t, m, [&](auto unit, auto bounded) {
-    return row_sum<Arch, unit(), bounded()>(z, static_cast<T*>(nullptr), n, m, inv_t, t);
-  });
+  auto const sum = t == T(1) ? row_sum<Arch, true>(z, static_cast<T*>(nullptr), n, m, inv_t, t)
+                             : row_sum<Arch, false>(z, static_cast<T*>(nullptr), n, m, inv_t, t);
   return running_of(m, sum.hi, sum.lo);
 }
 
@@ -198,9 +183,8 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
       bool const bad = row_maximum<Arch>(z, shape.axis, row_max);
       if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
         T* const terms = keep_terms ? row_out : nullptr;
-        auto sum = with_row_promises(t, row_max, [&](auto unit, auto bounded) {
-          return row_sum<Arch, unit(), bounded()>(z, terms, shape.axis, row_max, inv_t, t);
-        });
+        auto sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
+                             : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
         if constexpr (keep_terms) {
           // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow). The
           // general path and the strided layout form p as exp_split.times(1/s) instead (1/s
@@ -218,13 +202,15 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
           B const bt(t);
           std::span<T> const out_row(row_out, shape.axis);
           std::span<T const> const in_row(z, shape.axis);
-          with_row_promises(t, row_max, [&](auto unit, auto bounded) {
+          if (t == T(1)) {
             elementwise<Arch>(
-                [&](B zb) {
-                  return log_probability_given<unit(), bounded()>(zb, m, log_sum, binv_t, bt);
-                },
+                [&](B zb) { return log_probability_given<true>(zb, m, log_sum, binv_t, bt); },
                 out_row, in_row);
-          });
+          } else {
+            elementwise<Arch>(
+                [&](B zb) { return log_probability_given<false>(zb, m, log_sum, binv_t, bt); },
+                out_row, in_row);
+          }
         }
         continue;
       }

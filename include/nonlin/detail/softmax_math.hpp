@@ -36,29 +36,32 @@ running<T> running_of(T m, T hi, T lo) {
   return {{{hi, lo}, T(0)}, m};
 }
 
-// (z - m) / T as hi + lo: z - m exactly, the quotient's rounding recovered from the exact
-// residual d - q T (two_product), so that neither costs accuracy in exp or log. At T = 1
-// (unit_temperature, the caller's promise) the quotient is the difference itself, and a
-// difference that overflows is already the limit. z - m by two_sum_ordered (Dekker's fast
-// two-sum after ordering the operands by magnitude), or, where the caller promises bounded_max
-// (|m| <= max_bounded_max), by Knuth's two_sum, which needs no ordering: the ordering is a
-// compare into a mask feeding two blends, deep in exp's chain (3.3 of the 25 cycles a batch of
-// a row's sum on this machine). two_sum forms s - z, within half an ulp of s from -m: where m
-// is near the largest float that rounds to an infinity although z - m is finite (float z =
-// 0x1.c60856p+126, m = max), and its low part is NaN. With |m| <= 2^126 every intermediate is
-// within an ulp of -m or of z, finite for every z.
-template <class T>
-inline constexpr T max_bounded_max = T(0x1p126);
+// z - m exactly as hi + lo, for m >= z (m is the maximum z is shifted by; NaN in either gives a
+// NaN hi): Dekker's fast two-sum with the operands ordered by one min and one max instead of a
+// compare of magnitudes feeding two blends (deep in exp's chain: 3.3 of the 25 cycles a batch of
+// a row's sum on this machine). For m >= z, -m has the larger magnitude exactly where z >= -m:
+// m >= 0 gives |z| <= m there and |z| > m below; m < 0 gives z <= m < 0 < -m, |z| >= |m|. So
+// big = min(-m, z), small = the other one (where z == -m, big is z and small -m: the sum is
+// z + (-m) as IEEE rounds it, signed zeros included), and s - big is exact: no intermediate
+// overflows where z - m is finite (Knuth's branch-free two-sum forms s - z, which rounds to -inf
+// for float z = 0x1.c60856p+126, m = max). Where s overflows, hi is the infinity and the
+// callers drop lo.
+template <class V>
+inline math::double_float<V> difference_to_maximum(V const& z, V const& m) noexcept {
+  V const minus_m = math::neg(m);
+  V const big = math::clamp_above(z, minus_m);    // -m < z ? -m : z
+  V const small = math::clamp_below(minus_m, z);  // z > -m ? z : -m
+  V s = big + small;  // not const: GCC 12 kept a const local that goes into the result in memory
+  return {s, small - (s - big)};
+}
 
-template <bool unit_temperature = false, bool bounded_max = false, class V>
+// (z - m) / T as hi + lo: z - m exactly (difference_to_maximum), the quotient's rounding
+// recovered from the exact residual d - q T (two_product), so that neither costs accuracy in exp
+// or log. At T = 1 (unit_temperature, the caller's promise) the quotient is the difference
+// itself, and a difference that overflows is already the limit.
+template <bool unit_temperature = false, class V>
 inline math::double_float<V> shifted_quotient(V z, V m, V inv_t, V t) {
-  auto d = [&] {
-    if constexpr (bounded_max) {
-      return math::two_sum(z, math::neg(m));
-    } else {
-      return math::two_sum_ordered(z, math::neg(m));
-    }
-  }();
+  auto d = difference_to_maximum(z, m);
   if constexpr (unit_temperature) {
     return d;
   }
@@ -92,9 +95,9 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
 // terms' own errors out of the row's sum (p within 3 ulp of the true softmax, as with the
 // other exp), and log p of a dominant entry, minus the sum of the others, is within 1.83 ulp
 // (float) and 2.59 (double) over 1-1100 alike others, against 1.67 and 2.59 with the other exp.
-template <bool unit_temperature = false, bool bounded_max = false, class V>
+template <bool unit_temperature = false, class V>
 inline V shifted_exp_value(V z, V m, V inv_t, V t) {
-  auto q = shifted_quotient<unit_temperature, bounded_max>(z, m, inv_t, t);
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   return math::exp_scaled_nonpositive(q.hi, q.lo).value();
 }
 
@@ -109,9 +112,9 @@ inline V log_of_sum(V hi, V lo) {
 // log p = (z - m) / T - log s for a row's log s. Where (z - m) / T is -inf (a masked entry, or
 // finite z and m so far apart, or T so small, that the quotient overflows: the true log p is
 // below -max) log p is -inf; the low part, NaN there (inf - inf), is left out.
-template <bool unit_temperature = false, bool bounded_max = false, class V>
+template <bool unit_temperature = false, class V>
 inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
-  auto q = shifted_quotient<unit_temperature, bounded_max>(z, m, inv_t, t);
+  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   V const value = (q.hi - log_sum) + q.lo;
   return math::select(q.hi == V(-std::numeric_limits<scalar_t<V>>::infinity()), q.hi, value);
 }
