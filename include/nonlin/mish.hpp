@@ -54,12 +54,12 @@ struct mish {
     V const two = math::c<V>(2);
     V const xc = math::clamp_below(x, V(K::min_arg));
     auto e = math::exp_split_nonpositive(math::clamp_above(xc, saturation));
-    auto u_plus_2 = math::two_sum_ordered(e.value(), two);
+    auto u_plus_2 = math::two_sum_nonnegative(e.value(), two);
     // (1 + m + m_lo)(s.hi + s.lo) = N 2^-k, the small cross terms first.
     V const low = math::fma(u_plus_2.hi, e.m_lo, math::fma(u_plus_2.lo, e.m, u_plus_2.lo));
     V const n_unscaled = u_plus_2.hi + math::fma(u_plus_2.hi, e.m, low);
     V const q = math::divide_hi_lo(math::two_product(xc, n_unscaled),
-                                   math::two_sum_ordered(math::scale(n_unscaled, e.n), two));
+                                   math::two_sum_nonnegative(math::scale(n_unscaled, e.n), two));
     // mish has the sign of x, -0 included (the quotient's residual step may leave +0).
     V const y = math::copysign(math::scale(q, e.n), x);
     return math::select(x > saturation, x, y);

@@ -67,15 +67,16 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
   return {s, err};
 }
 
-// a + b exactly as hi + lo without an intermediate overflow where a + b itself is finite (two_sum
-// forms s - a, which overflows for a, b of opposite signs near the largest float): Dekker's
-// fast two-sum after ordering the operands by magnitude, whose s - big is exact.
+// a + b exactly as hi + lo for a, b >= 0 (or NaN, which gives a NaN hi): Dekker's fast two-sum,
+// the larger operand found by one max and the other by one min (a compare of magnitudes and two
+// blends did it before: three operations more, and a compare into a mask feeding a blend is
+// among the slowest steps of a chain). s - big is exact, so nothing overflows where a + b is
+// finite.
 template <real_value V>
-inline double_float<V> two_sum_ordered(V const& a, V const& b) noexcept {
-  auto a_bigger = math::abs(a) >= math::abs(b);
-  V const big = math::select(a_bigger, a, b);
-  V const small = math::select(a_bigger, b, a);
-  V const s = big + small;
+inline double_float<V> two_sum_nonnegative(V const& a, V const& b) noexcept {
+  V const big = math::clamp_below(a, b);    // b > a ? b : a (a where either is NaN)
+  V const small = math::clamp_above(a, b);  // b < a ? b : a
+  V s = big + small;  // not const: GCC 12 kept a const local that goes into the result in memory
   return {s, small - (s - big)};
 }
 

@@ -444,7 +444,7 @@ inline V tanh(V const& x) noexcept {
   V const a = math::clamp_above(math::abs(x), V(saturation));
   auto reduction = math::reduce_exp_clamped(a + a);
   V const m = math::expm1_small_n(reduction.n, math::expm1_reduced(reduction.r));
-  auto d = math::two_sum_ordered(m, c<V>(2));
+  auto d = math::two_sum_nonnegative(m, c<V>(2));
   V const r = math::quotient_seed(d.hi);
   V const q0 = m * r;
   V const residual = math::fma(math::neg(q0), d.lo, math::fma(math::neg(q0), d.hi, m));
