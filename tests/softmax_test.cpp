@@ -617,6 +617,39 @@ TYPED_TEST(Softmax, LossIsLogSoftmaxWhereTheDifferenceOverflows) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// The loss of a row is -log_softmax at its target, bit for bit, on ordinary rows too: at T = 1
+// the rows layout's forward has a formula of its own ((z - c.hi) - c.lo, c = m + log s), which
+// the scalar loss must use as well.
+TYPED_TEST(Softmax, LossIsLogSoftmaxAtTheTarget) {
+  using T = TypeParam;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<T> logit(T(-12), T(12));
+  int mismatches = 0;
+  for (double const t : {1.0, 0.7}) {
+    for (std::size_t const cols : {1u, 2u, 7u, 16u, 33u, 100u}) {
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<T> x(cols);
+        for (T& v : x) {
+          v = logit(rng);
+        }
+        if (cols > 2 && trial % 4 == 0) {
+          x[1] = -std::numeric_limits<T>::infinity();  // a masked entry
+        }
+        std::vector<T> const lp = log_softmax_of(x, t, cols);
+        for (std::size_t target = 0; target < cols; target += (cols + 2) / 3) {
+          std::vector<std::int64_t> const targets = {static_cast<std::int64_t>(target)};
+          std::vector<T> dz(cols);
+          T const loss = softmax_cross_entropy(softmax{.temperature = t}, std::span<T const>(x),
+                                               std::span<std::int64_t const>(targets),
+                                               std::span<T>(dz), cols, reduction::sum);
+          mismatches += loss == -lp[target] ? 0 : 1;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
   using T = TypeParam;
   T const nan = std::numeric_limits<T>::quiet_NaN();

@@ -193,10 +193,16 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
       a = spread_row.data();
     }
     // loss = -sum a log p, log p = (z - m) / T - log s (NaN throughout a poisoned row).
+    // At T = 1 a row with a finite maximum takes log_softmax's T = 1 formula, as its forward over
+    // rows does: the loss is -log_softmax's output at the target, bit for bit.
     T const log_sum = log_of_sum(stats.sum, stats.error);
+    bool const unit = t == T(1) && stats.max > -std::numeric_limits<T>::infinity();
     auto log_p = [&](std::size_t i) {
-      return stats.sum == stats.sum ? log_probability_given(z[i], stats.max, log_sum, inv_t, t)
-                                    : stats.sum;
+      if (stats.sum != stats.sum) {
+        return stats.sum;
+      }
+      return unit ? log_probability_given<true>(z[i], stats.max, log_sum, inv_t, t)
+                  : log_probability_given(z[i], stats.max, log_sum, inv_t, t);
     };
     // Both sums compensated: a plain sum of q drifted by up to 57 u at 10^5 classes, and
     // dz inherits that through p sum a.

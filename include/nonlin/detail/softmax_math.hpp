@@ -111,12 +111,22 @@ inline V log_of_sum(V hi, V lo) {
 
 // log p = (z - m) / T - log s for a row's log s. Where (z - m) / T is -inf (a masked entry, or
 // finite z and m so far apart, or T so small, that the quotient overflows: the true log p is
-// below -max) log p is -inf; the low part, NaN there (inf - inf), is left out.
+// below -max) log p is -inf; the low part, NaN there (inf - inf), is left out. At T = 1
+// (unit_temperature) log p = (z - c.hi) - c.lo with c = m + log s exactly (two_sum of two
+// row constants, which the compiler hoists out of a row's loop): two roundings, as
+// (z - m) - log s + lo has, in two operations instead of nine (the exact difference, the
+// additions and the select: z = -inf gives -inf by itself). m + log s cannot overflow (m finite,
+// 0 <= log s <= log n).
 template <bool unit_temperature = false, class V>
 inline V log_probability_given(V z, V m, V log_sum, V inv_t, V t) {
-  auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
-  V const value = (q.hi - log_sum) + q.lo;
-  return math::select(q.hi == V(-std::numeric_limits<scalar_t<V>>::infinity()), q.hi, value);
+  if constexpr (unit_temperature) {
+    auto c = math::two_sum(m, log_sum);
+    return (z - c.hi) - c.lo;
+  } else {
+    auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
+    V const value = (q.hi - log_sum) + q.lo;
+    return math::select(q.hi == V(-std::numeric_limits<scalar_t<V>>::infinity()), q.hi, value);
+  }
 }
 
 template <class V>
