@@ -3,6 +3,7 @@
 // empty work with huge dimensions, outputs that alias inputs or each other, and messages that
 // show the value they reject. Every call that must throw is checked to write nothing.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -565,6 +566,32 @@ TYPED_TEST(Reliability, LogSoftmaxOfADominantEntryKeepsTheSumsLowPart) {
     expect_within(rows[0], 5);
     expect_within(strided[0], 2);
     expect_within(strided[1], 2);
+  }
+}
+
+// The same at T = 1 and far smaller sums of the others, in float rows, which hold the sum in
+// double: it keeps 2^-53 of the maximum's 1, and the maximum's lane adds n / W terms onto it (W
+// floats a batch), so log p of the dominant entry is within 5 ulp or (n / W + 2) 2^-53,
+// whichever is larger (AVX-512: 3.5 ulp at e^-24 with one other; from e^-38 it is 0, not
+// -(their sum): 1.4e7 ulp, 1e-17 in absolute terms). As documented in the README.
+TEST(ReliabilityFloat, LogSoftmaxOfADominantEntryInFloatRows) {
+  constexpr std::size_t width = xsimd::batch<float>::size;
+  for (float const d : {16.0F, 20.0F, 24.0F, 30.0F, 40.0F, 60.0F}) {
+    for (std::size_t const others : {std::size_t{1}, std::size_t{16}, std::size_t{1000}}) {
+      std::vector<float> z(others + 1, 0.0F);
+      z[others / 2] = d;
+      std::vector<float> rows(z.size());
+      forward(log_softmax{}, std::span<float const>(z), std::span<float>(rows), z.size());
+      long double const exact =
+          -std::log1p(static_cast<long double>(others) * std::exp(-static_cast<long double>(d)));
+      float const ulp =
+          std::nextafter(static_cast<float>(-exact), 1.0F) - static_cast<float>(-exact);
+      long double const error = std::abs(static_cast<long double>(rows[others / 2]) - exact);
+      long double const absolute =
+          (static_cast<long double>(z.size()) / static_cast<long double>(width) + 2) * 0x1p-53L;
+      EXPECT_LE(error, std::max(5 * static_cast<long double>(ulp), absolute))
+          << d << " " << others << ": " << error / ulp << " ulp";
+    }
   }
 }
 
