@@ -76,7 +76,8 @@ struct row_results {
 
 std::mutex results_mutex;
 std::map<std::string, row_results> results;
-std::vector<std::string> order;
+std::vector<std::string> order;        // every instance measured, in catalog order
+std::vector<std::string> order_other;  // of them, the rows' other instances ("elu(0.5)", ...)
 
 // Serialises the kernels of peers that are not thread-safe.
 std::mutex peer_mutex;
@@ -426,10 +427,10 @@ int main(int argc, char** argv) {
   std::vector<std::function<void()>> tasks;
   accuracy::for_each_measured([&](auto const& e) {
     std::string const name(e.name);
-    if (!s.only.empty() && s.only != name) {
+    if (!s.only.empty() && s.only != e.row) {
       return;
     }
-    order.push_back(name);
+    (e.is_default ? order : order_other).push_back(name);
     results[name].from_output = accuracy::has_from_output<decltype(e.f), float>;
     for (std::int64_t c = 0; c < double_chunks; ++c) {
       tasks.emplace_back([name, f = e.f, &s, c] { double_chunk(name, f, s, c); });
@@ -437,7 +438,7 @@ int main(int argc, char** argv) {
   });
   accuracy::for_each_measured([&](auto const& e) {
     std::string const name(e.name);
-    if (!s.only.empty() && s.only != name) {
+    if (!s.only.empty() && s.only != e.row) {
       return;
     }
     for (std::uint64_t c = 0; c < float_chunks; ++c) {
@@ -449,8 +450,9 @@ int main(int argc, char** argv) {
     for (nonlin::peers::peer const& peer : nonlin::peers::all()) {
       accuracy::for_each_measured([&](auto const& e) {
         std::string const name(e.name);
-        nonlin::peers::function_kernels const* k = peer.find(name);
-        if ((!s.only.empty() && s.only != name) || k == nullptr) {
+        // The peers offer each function with its default parameters only.
+        nonlin::peers::function_kernels const* k = e.is_default ? peer.find(name) : nullptr;
+        if ((!s.only.empty() && s.only != e.row) || k == nullptr) {
           return;
         }
         for (std::uint64_t c = 0; c < float_chunks; ++c) {
@@ -489,27 +491,37 @@ int main(int argc, char** argv) {
       s.exhaustive ? "all 2^32 bit patterns"
                    : ("every " + std::to_string(s.stride) + "th bit pattern").c_str(),
       static_cast<long long>(s.samples), secs);
-  std::printf(
-      "| function | fwd f32 max ULP | deriv f32 | fwd f64 | deriv f64 | "
-      "from output f32: excess; raw | from output f64: excess; raw |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
-  for (std::string const& name : order) {
-    row_results const& r = results[name];
-    auto at = [](accuracy::result const& res, member m) {
-      return res.rows[static_cast<std::size_t>(m)].all();
-    };
-    std::string dfo32 = "n/a";
-    std::string dfo64 = "n/a";
-    if (r.from_output) {
-      dfo32 = cell(at(r.f32, member::from_output)) + "; " + cell(r.f32.raw_from_output);
-      dfo64 =
-          cell_double(at(r.f64, member::from_output)) + "; " + cell_double(r.f64.raw_from_output);
+  auto print_rows = [&](char const* first_column, std::vector<std::string> const& names) {
+    std::printf(
+        "| %s | fwd f32 max ULP | deriv f32 | fwd f64 | deriv f64 | "
+        "from output f32: excess; raw | from output f64: excess; raw |\n",
+        first_column);
+    std::printf("|---|---|---|---|---|---|---|\n");
+    for (std::string const& name : names) {
+      row_results const& r = results[name];
+      auto at = [](accuracy::result const& res, member m) {
+        return res.rows[static_cast<std::size_t>(m)].all();
+      };
+      std::string dfo32 = "n/a";
+      std::string dfo64 = "n/a";
+      if (r.from_output) {
+        dfo32 = cell(at(r.f32, member::from_output)) + "; " + cell(r.f32.raw_from_output);
+        dfo64 =
+            cell_double(at(r.f64, member::from_output)) + "; " + cell_double(r.f64.raw_from_output);
+      }
+      std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
+                  cell(at(r.f32, member::forward)).c_str(),
+                  cell(at(r.f32, member::derivative)).c_str(),
+                  cell_double(at(r.f64, member::forward)).c_str(),
+                  cell_double(at(r.f64, member::derivative)).c_str(), dfo32.c_str(), dfo64.c_str());
     }
-    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(),
-                cell(at(r.f32, member::forward)).c_str(),
-                cell(at(r.f32, member::derivative)).c_str(),
-                cell_double(at(r.f64, member::forward)).c_str(),
-                cell_double(at(r.f64, member::derivative)).c_str(), dfo32.c_str(), dfo64.c_str());
+  };
+  print_rows("function", order);
+  if (!order_other.empty()) {
+    std::printf(
+        "\nThe catalog's other instances (parameters in the name; the tests hold each to its "
+        "row's bound), the same inputs and reference:\n\n");
+    print_rows("instance", order_other);
   }
   if (s.peer_stride != 0 && !nonlin::peers::all().empty()) {
     std::printf(

@@ -36,17 +36,24 @@
 
 namespace nonlin::test::accuracy {
 
-// The functors measured: every catalog row's default instance, with the row's name.
+// The functors measured: every instance of every catalog row, named by its label (the default
+// instance, the first, by the row's name; the others with their parameters: "elu(0.5)").
 template <class F>
 struct entry {
-  std::string_view name;
+  std::string_view name;  // the instance's label
+  std::string_view row;   // the row's name
+  bool is_default;        // the row's first instance
   F f;
 };
 
 template <class Visitor>
 void for_each_measured(Visitor&& visit) {
   catalog::for_each_row([&]<class Row>() {
-    visit(entry<typename Row::functor>{Row::name, Row::instances().front().f});
+    bool first = true;
+    for (auto const& instance : Row::instances()) {
+      visit(entry<typename Row::functor>{instance.label, Row::name, first, instance.f});
+      first = false;
+    }
   });
 }
 
