@@ -37,7 +37,7 @@ running<T> running_of(T m, T hi, T lo) {
 }
 
 // z - m exactly as hi + lo, for m >= z (m is the maximum z is shifted by; NaN in either gives a
-// NaN hi): Dekker's fast two-sum with the operands ordered by one min and one max instead of a
+// NaN hi): math::fast_two_sum with the operands ordered by one min and one max instead of a
 // compare of magnitudes feeding two blends (deep in exp's chain: 3.3 of the 25 cycles a batch of
 // a row's sum on this machine). For m >= z, -m has the larger magnitude exactly where z >= -m:
 // m >= 0 gives |z| <= m there and |z| > m below; m < 0 gives z <= m < 0 < -m, |z| >= |m|. So
@@ -49,10 +49,8 @@ running<T> running_of(T m, T hi, T lo) {
 template <class V>
 inline math::double_float<V> difference_to_maximum(V const& z, V const& m) noexcept {
   V const minus_m = math::neg(m);
-  V const big = math::clamp_above(z, minus_m);    // -m < z ? -m : z
-  V const small = math::clamp_below(minus_m, z);  // z > -m ? z : -m
-  V s = big + small;  // not const: GCC 12 kept a const local that goes into the result in memory
-  return {s, small - (s - big)};
+  // big: -m < z ? -m : z; small: z > -m ? z : -m.
+  return math::fast_two_sum(math::clamp_above(z, minus_m), math::clamp_below(minus_m, z));
 }
 
 // (z - m) / T as hi + lo: z - m exactly (difference_to_maximum), the quotient's rounding

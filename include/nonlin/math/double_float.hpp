@@ -67,17 +67,22 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
   return {s, err};
 }
 
-// a + b exactly as hi + lo for a, b >= 0 (or NaN, which gives a NaN hi): Dekker's fast two-sum,
-// the larger operand found by one max and the other by one min (a compare of magnitudes and two
-// blends did it before: three operations more, and a compare into a mask feeding a blend is
-// among the slowest steps of a chain). s - big is exact, so nothing overflows where a + b is
-// finite.
+// big + small exactly as hi + lo for |big| >= |small| (Dekker's fast two-sum): s - big is exact,
+// so nothing overflows where the sum is finite. The callers order the operands by a min and a
+// max where their signs decide the order (two_sum_nonnegative; softmax's difference to the
+// maximum): a compare of magnitudes feeding two blends is three operations more, and a compare
+// into a mask feeding a blend is among the slowest steps of a chain.
 template <real_value V>
-inline double_float<V> two_sum_nonnegative(V const& a, V const& b) noexcept {
-  V const big = math::clamp_below(a, b);    // b > a ? b : a (a where either is NaN)
-  V const small = math::clamp_above(a, b);  // b < a ? b : a
+inline double_float<V> fast_two_sum(V const& big, V const& small) noexcept {
   V s = big + small;  // not const: GCC 12 kept a const local that goes into the result in memory
   return {s, small - (s - big)};
+}
+
+// a + b exactly as hi + lo for a, b >= 0 (or NaN, which gives a NaN hi): the larger by one max.
+template <real_value V>
+inline double_float<V> two_sum_nonnegative(V const& a, V const& b) noexcept {
+  // b > a ? b : a (a where either is NaN), and b < a ? b : a.
+  return math::fast_two_sum(math::clamp_below(a, b), math::clamp_above(a, b));
 }
 
 // A constant as the nearest scalar_t<V> plus its remainder (0 in double).
