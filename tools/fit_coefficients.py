@@ -93,7 +93,8 @@ def table(name, kind, rows, note):
            f"  static constexpr std::array<std::array<{kind}, {width}>, {len(rows)}> {name} = {{{{"]
     for coeffs, err, label in rows:
         padded = list(coeffs) + [mpf(0)] * (width - len(coeffs))
-        out.append(f"      // {label}: degree {len(coeffs) - 1}, max relative error {float(err):.1e}")
+        quality = "exact" if err is None else f"max relative error {float(err):.1e}"
+        out.append(f"      // {label}: degree {len(coeffs) - 1}, {quality}")
         out.append("      {" + ", ".join(cxx(c, kind) for c in padded) + "},")
     out.append("  }};")
     return "\n".join(out)
@@ -112,23 +113,23 @@ def sigmoid(x):
 
 
 def normal_tables(kind):
-    # (Phi(x) - 1/2) / x as a polynomial in s = x^2 on [0, 1]: t = 2 s - 1.
-    central = lambda s: (phi(sqrt(s)) - mpf(1) / 2) / sqrt(s) if s > 0 else 1 / sqrt(2 * pi)
-    c, e = fit_local(central, mpf(0), mpf(1), kind)
-    first = table("phi_central", kind, [(c, e, "s in [0, 1]")],
-          "(Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1")
-    # a m(a), m the Mills ratio Phi(-a) / phi(a), in y = 1/a on octaves [2^-(j+1), 2^-j).
-    # Octaves down to where a backward's dy Phi'(x) underflows for every finite dy: a = 32
-    # (float; x Phi(x) itself underflows from a = 14), a = 64 (double).
-    octaves = 6 if kind == "double" else 5
-    rows = []
+    # g(a) = Phi(-a) e^(a^2/2) on the octaves of a: [0, 1) (t = 2a - 1), then [2^(j-1), 2^j)
+    # (t = a 2^(2-j) - 3), so the piece is read off a's exponent. Octaves up to where a
+    # backward's dy Phi'(x) underflows for every finite dy: a = 32 (float; x Phi(x) itself
+    # underflows from a = 14.5), a = 64 (double).
+    g = lambda a: erfc(a / sqrt(2)) / 2 * exp(a * a / 2)
+    octaves = 7 if kind == "double" else 6
+    rows, affine = [], []
     for j in range(octaves):
-        lo, hi = mpf(2) ** -(j + 1), mpf(2) ** -j
-        g = lambda y: phi(-1 / y) / pdf(1 / y) / y
+        lo, hi = (mpf(0), mpf(1)) if j == 0 else (mpf(2) ** (j - 1), mpf(2) ** j)
         c, e = fit_local(g, lo, hi, kind)
-        rows.append((c, e, f"y in [{float(lo)}, {float(hi)})"))
-    second = table("mills_tail", kind, rows,
-                   "a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)")
+        rows.append((c, e, f"a in [{float(lo)}, {float(hi)})"))
+        scale = 2 / (hi - lo)
+        affine.append(([-(hi + lo) / (hi - lo), scale], None, f"a in [{float(lo)}, {float(hi)})"))
+    first = table("scaled_tail", kind, rows,
+                  "g(a) = Phi(-a) e^(a^2/2) in powers of t (scaled_tail_variable) on octaves of a")
+    second = table("scaled_tail_variable", kind, affine,
+                   "t = c0 + c1 a, the piece's interval of a mapped to [-1, 1] (exact)")
     return first + "\n" + second
 
 
@@ -173,11 +174,15 @@ HEADER = """// SPDX-License-Identifier: MIT
 
 #include <array>
 
+#include "../isa.hpp"
+
 namespace nonlin::math::tables {{
+inline namespace NONLIN_ISA {{
 
 template <class T>
 struct {name};
 {bodies}
+}}  // namespace NONLIN_ISA
 }}  // namespace nonlin::math::tables
 """
 

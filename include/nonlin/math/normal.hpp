@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The standard normal distribution, written for GELU: Phi, phi and x Phi(x) with relative
+// The standard normal distribution, written for GELU: x Phi(x) and its derivative with relative
 // accuracy in both tails.
 //
-// |x| <= 1:  Phi(x) = 1/2 + x P(x^2), P fitted (tables::normal::phi_central).
-// |x| > 1:   Phi(-a) = phi(a) m(a), a = |x|, with m the Mills ratio; a m(a) is fitted in y = 1/a
-//            on binary octaves of y (tables::normal::mills_tail), so the piece is read off y's
-//            exponent. Phi(x) = 1 - Phi(-a) for x > 1 cannot cancel (Phi(-a) < 0.16).
-// phi(a) = e^(-a^2/2) / sqrt(2 pi) takes a^2 as hi + lo (an fma), so the rounding of a^2 does
-// not turn into a relative error of a^2 eps in the tail, and the factors are folded in before
-// the final scale of exp, so subnormal results are rounded once. This is why Phi is not
-// erfc(-x / sqrt 2) / 2 of a rounded x / sqrt 2 (which costs ~190 ulp near x = -13).
+// Phi(-a) = e^(-a^2/2) g(a), a = |x|, for every a: g(a) = Phi(-a) e^(a^2/2) (erfcx(a / sqrt 2)
+// / 2) is fitted on binary octaves of a (tables::normal::scaled_tail; [0, 1) is the first), so
+// the piece is read off a's exponent and one polynomial serves every lane. Phi(x) = 1 - Phi(-a)
+// for x > 0 cannot cancel (Phi(-a) <= 1/2). e^(-a^2/2) takes a^2 as hi + lo (an fma), so the
+// rounding of a^2 does not turn into a relative error of a^2 eps in the tail, and the factors are
+// folded in before the final scale of exp, so subnormal results are rounded once. This is why
+// Phi is not erfc(-x / sqrt 2) / 2 of a rounded x / sqrt 2 (which costs ~190 ulp near x = -13).
 
 #include <array>
 #include <cstddef>
@@ -85,31 +84,29 @@ inline V piecewise_horner(V const& t, V const& piece) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
-// What GELU needs of the normal distribution at x, all from one evaluation.
+// What GELU needs of the normal distribution at x, both from one evaluation.
 template <real_value V>
 struct normal_at {
-  V cdf;             // Phi(x)
   V x_cdf;           // x Phi(x), rounded once also where it is subnormal
   V cdf_plus_x_pdf;  // Phi(x) + x phi(x), the derivative of x Phi(x)
 };
 
 namespace detail {
-// The pieces of the tails at a = |x| (clamped where every tail result is 0 or 1, so that a^2
-// stays finite): y = 1/a, g = a m(a) / sqrt(2 pi), a^2 = h + l exactly, and one e^(-(h + l)/2)
-// of range R for all of them.
+// Phi(-a) = e^(-a^2/2) g(a) and its pieces at a = |x| (clamped where every result is 0 or 1, so
+// that a^2 stays finite): g from its table, a^2 = h + l exactly, and one e^(-(h + l)/2) of
+// range R.
 template <real_value V>
 struct normal_tail {
-  V y;
-  V g_scaled;
-  V h;
-  V l;
+  V a;
+  V g;
   exp_split<V> e;
 
-  // phi(a) y (g - a^2) = Phi(x) + x phi(x) for x = -a, before the exp's final scale.
+  // phi(a) (g(a) sqrt(2 pi) - a) = e^(-a^2/2) (g - a / sqrt(2 pi)), which is Phi(x) + x phi(x)
+  // at x = -a, before the exp's final scale. 1/sqrt(2 pi) as hi + lo: its rounding alone would
+  // be a relative error of 2^-24 a / |g - a c| on the left, ~1 ulp.
   V slope_left_unscaled() const noexcept {
-    V const inv_sqrt_2pi_v = math::c<V>(inv_sqrt_2pi);
-    return e.unscaled_times(y * math::fma(math::neg(h), inv_sqrt_2pi_v,
-                                          math::fma(math::neg(l), inv_sqrt_2pi_v, g_scaled)));
+    auto const c = math::constant<V>(inv_sqrt_2pi_split);
+    return e.unscaled_times(math::fma(math::neg(a), c.hi, math::fma(math::neg(a), c.lo, g)));
   }
 };
 
@@ -117,55 +114,37 @@ template <exp_range R, real_value V>
 NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
   using T = scalar_t<V>;
   using Tables = tables::normal<T>;
-  constexpr std::size_t octaves = Tables::mills_tail.size();
-  constexpr T last_a = T(std::size_t{1} << (octaves));
+  constexpr std::size_t octaves = Tables::scaled_tail.size();
+  constexpr T last_a = T(std::size_t{1} << (octaves - 1));
   V const at = math::clamp_above(a, V(last_a));
-  V const y = math::divide(math::c<V>(1), at);
-  V const exponent = math::biased_exponent<V>(math::as_bits(y));
-  // y in [2^-(j+1), 2^-j) has biased exponent bias - 1 - j.
+  // a in [2^(j-1), 2^j) has biased exponent bias + j - 1; a < 1 is piece 0.
+  V const exponent = math::biased_exponent<V>(math::as_bits(at));
   V const j = math::clamp_above(
-      math::clamp_below(V(T(detail::exp_constants<T>::bias - 1)) - exponent, V(0)),
+      math::clamp_below(exponent - V(T(detail::exp_constants<T>::bias - 1)), V(0)),
       V(T(octaves - 1)));
-  V const t = math::fma(y, math::pow2(j + math::c<V>(2)), math::c<V>(-3));
-  V const g = math::piecewise_horner<Tables::mills_tail>(t, j);  // a m(a)
-  auto a2 = math::two_product(at, at);                           // a^2 = h + l exactly
+  V const t = math::piecewise_horner<Tables::scaled_tail_variable>(at, j);
+  V const g = math::piecewise_horner<Tables::scaled_tail>(t, j);
+  auto a2 = math::two_product(at, at);  // a^2 = h + l exactly
   auto e = math::exp_split_nonpositive<R>(a2.hi * math::c<V>(-0.5), a2.lo * math::c<V>(-0.5));
-  return {y, g * math::c<V>(inv_sqrt_2pi), a2.hi, a2.lo, e};
+  return {at, g, e};
 }
 }  // namespace detail
 
+// x Phi(x) and Phi(x) + x phi(x) from Phi(-a) = e^(-a^2/2) g(a), a = |x|, for every x: with
+// q = a Phi(-a), x Phi(x) = -q on the left and x - q on the right (q <= x/2 there: nothing
+// cancels); with s = Phi(-a) - a phi(a), the derivative is s on the left and 1 - s on the right
+// (s <= 1/2 where it is positive). Each factor is folded in before the exp's final scale, so
+// subnormal results are rounded once. One piece for every x, no central polynomial beside the
+// tails: the table's first octave covers [0, 1).
 template <real_value V>
 NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
-  using T = scalar_t<V>;
-  using Tables = tables::normal<T>;
-  V const one(T(1));
   V const a = math::abs(x);
-
-  // Central piece.
-  V const central_p =
-      math::horner(math::fma(x * x, math::c<V>(2), math::c<V>(-1)), Tables::phi_central[0]);
-  V const central_cdf = math::fma(x, central_p, math::c<V>(0.5));
-
-  // Tails: Phi(-a) = phi(a) g / a; a Phi(-a) = phi(a) g; phi(a) (g/a - a) = phi(a) y (g - a^2),
-  // each factor folded in before the exp's final scale.
-  auto tail_pieces = detail::normal_tail_at<exp_range::value>(a);
-  auto const& e = tail_pieces.e;
-  V const pdf = e.times(math::c<V>(inv_sqrt_2pi));  // phi(x) within the clamp (0 beyond)
-  V const tail = e.times(tail_pieces.g_scaled * tail_pieces.y);
-  V const a_tail = e.times(tail_pieces.g_scaled);
-  V const slope_left = math::scale(tail_pieces.slope_left_unscaled(), e.n);
-
-  auto central = a <= one;
+  auto tail = detail::normal_tail_at<exp_range::value>(a);
+  V const q = math::times(tail.e, math::two_product(tail.a, tail.g));  // a g unrounded
+  V const s = math::scale(tail.slope_left_unscaled(), tail.e.n);
   auto negative = x < V(0);
-  normal_at<V> out;
-  out.cdf = math::select(central, central_cdf, math::select(negative, tail, one - tail));
-  out.x_cdf = math::select(central, x * central_cdf,
-                           math::select(negative, math::neg(a_tail), x * (one - tail)));
-  // Central and right: Phi + x phi. Where phi underflowed the term is 0 (x * 0 would be NaN
-  // for x = inf).
-  V const right = math::select(pdf == V(0), out.cdf, math::fma(x, pdf, out.cdf));
-  out.cdf_plus_x_pdf = math::select(math::both(negative, !central), slope_left, right);
-  return out;
+  return {math::select(negative, math::neg(q), x - q),
+          math::select(negative, s, math::c<V>(1) - s)};
 }
 
 // dy (Phi(x) + x phi(x)) for a derivative `common` that is that derivative (patched near its

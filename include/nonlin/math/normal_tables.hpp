@@ -17,73 +17,203 @@ struct normal;
 
 template <>
 struct normal<float> {
-  // (Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1
-  static constexpr std::array<std::array<float, 6>, 1> phi_central = {{
-      // s in [0, 1]: degree 5, max relative error 6.9e-09
-      {0x1.78e1d6p-2f, -0x1.d5d4c6p-6f, 0x1.11c236p-9f, -0x1.007f54p-13f, 0x1.8c4f8cp-18f,
-       -0x1.047128p-22f},
+  // g(a) = Phi(-a) e^(a^2/2) in powers of t (scaled_tail_variable) on octaves of a
+  static constexpr std::array<std::array<float, 12>, 6> scaled_tail = {{
+      // a in [0.0, 1.0): degree 8, max relative error 3.5e-08
+      {0x1.66027ap-2f, -0x1.cb062ap-4f, 0x1.e682a2p-6f, -0x1.c1de4ep-8f, 0x1.75dbe8p-10f,
+       -0x1.1cc3ep-12f, 0x1.9bce7ap-15f, -0x1.1a1752p-17f, 0x1.c1760ap-21f, 0.0f, 0.0f, 0.0f},
+      // a in [1.0, 2.0): degree 8, max relative error 1.5e-08
+      {0x1.a57056p-3f, -0x1.71c04cp-5f, 0x1.203fdap-7f, -0x1.9980b2p-10f, 0x1.0d8e04p-12f,
+       -0x1.4bc85ep-15f, 0x1.720d46p-18f, -0x1.baf7c8p-21f, 0x1.dc2e9cp-23f, 0.0f, 0.0f, 0.0f},
+      // a in [2.0, 4.0): degree 9, max relative error 5.7e-09
+      {0x1.f1b89cp-4f, -0x1.19cefp-5f, 0x1.2c08d4p-7f, -0x1.2ed7f4p-9f, 0x1.239dacp-11f,
+       -0x1.0d0f9ap-13f, 0x1.dd7f1ep-16f, -0x1.a027c6p-18f, 0x1.70836ap-20f, -0x1.f5f7a8p-23f, 0.0f,
+       0.0f},
+      // a in [4.0, 8.0): degree 10, max relative error 4.5e-08
+      {0x1.095608p-4f, -0x1.5068c2p-6f, 0x1.a0efecp-8f, -0x1.f9cc46p-10f, 0x1.2c7a8p-11f,
+       -0x1.5ecd9p-13f, 0x1.991252p-15f, -0x1.be7dc4p-17f, 0x1.74c6e8p-19f, -0x1.44d26cp-20f,
+       0x1.65dd7ap-21f, 0.0f},
+      // a in [8.0, 16.0): degree 11, max relative error 5.0e-08
+      {0x1.0e7dcep-5f, -0x1.63cfcap-7f, 0x1.d0fa32p-9f, -0x1.2dde6ap-10f, 0x1.85b5fep-12f,
+       -0x1.f3e96ep-14f, 0x1.3a37e6p-15f, -0x1.89d03cp-17f, 0x1.1c0034p-18f, -0x1.89cd48p-20f,
+       0x1.1bcc82p-22f, -0x1.ae03p-26f},
+      // a in [16.0, 32.0): degree 11, max relative error 4.1e-08
+      {0x1.0fdfccp-6f, -0x1.694044p-8f, 0x1.df318ap-10f, -0x1.3d47c2p-11f, 0x1.a33742p-13f,
+       -0x1.14833cp-14f, 0x1.714208p-16f, -0x1.ea2fecp-18f, 0x1.0d21d6p-19f, -0x1.3b4386p-21f,
+       0x1.d3b04ep-22f, -0x1.6a9ff6p-23f},
   }};
-  // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
-  static constexpr std::array<std::array<float, 9>, 5> mills_tail = {{
-      // y in [0.5, 1.0): degree 8, max relative error 8.6e-10
-      {0x1.7ba714p-1f, -0x1.80fb8ap-4f, 0x1.0a0a2ap-7f, 0x1.5cd142p-12f, -0x1.991d3ep-12f,
-       0x1.0158a4p-13f, -0x1.d9cc8ap-16f, 0x1.537028p-18f, -0x1.2f4deap-21f},
-      // y in [0.25, 0.5): degree 7, max relative error 4.1e-09
-      {0x1.cae948p-1f, -0x1.b21642p-5f, -0x1.7f43bap-10f, 0x1.10890ep-10f, -0x1.7230fep-13f,
-       0x1.eeee94p-17f, 0x1.94b198p-20f, -0x1.ac2d46p-21f, 0.0f},
-      // y in [0.125, 0.25): degree 6, max relative error 1.1e-08
-      {0x1.efa0bcp-1f, -0x1.3f4508p-6f, -0x1.1e8122p-9f, 0x1.16c766p-12f, -0x1.498ebap-18f,
-       -0x1.31c31cp-19f, 0x1.ac21f6p-23f, 0.0f, 0.0f},
-      // y in [0.0625, 0.125): degree 5, max relative error 6.4e-09
-      {0x1.fb9d1ep-1f, -0x1.6cfc2cp-8f, -0x1.b701a8p-11f, 0x1.d4151ap-16f, 0x1.8231e8p-20f,
-       -0x1.3765bp-23f, 0.0f, 0.0f, 0.0f},
-      // y in [0.03125, 0.0625): degree 4, max relative error 2.2e-08
-      {0x1.fee1ep-1f, -0x1.7b04ep-10f, -0x1.ec1332p-13f, 0x1.1052ccp-19f, 0x1.f9abd2p-25f, 0.0f,
-       0.0f, 0.0f, 0.0f},
+  // t = c0 + c1 a, the piece's interval of a mapped to [-1, 1] (exact)
+  static constexpr std::array<std::array<float, 2>, 6> scaled_tail_variable = {{
+      // a in [0.0, 1.0): degree 1, exact
+      {-0x1p+0f, 0x1p+1f},
+      // a in [1.0, 2.0): degree 1, exact
+      {-0x1.8p+1f, 0x1p+1f},
+      // a in [2.0, 4.0): degree 1, exact
+      {-0x1.8p+1f, 0x1p+0f},
+      // a in [4.0, 8.0): degree 1, exact
+      {-0x1.8p+1f, 0x1p-1f},
+      // a in [8.0, 16.0): degree 1, exact
+      {-0x1.8p+1f, 0x1p-2f},
+      // a in [16.0, 32.0): degree 1, exact
+      {-0x1.8p+1f, 0x1p-3f},
   }};
 };
 
 template <>
 struct normal<double> {
-  // (Phi(x) - 1/2) / x in powers of t = 2 x^2 - 1, |x| <= 1
-  static constexpr std::array<std::array<double, 11>, 1> phi_central = {{
-      // s in [0, 1]: degree 10, max relative error 5.7e-17
-      {0x1.78e1d5d49f6e9p-2, -0x1.d5d4c4eb6d5f2p-6, 0x1.11c2b3cb01e3bp-9, -0x1.00817af0b4514p-13,
-       0x1.8ae458680043dp-18, -0x1.00a0e42370943p-22, 0x1.200392e705725p-27, -0x1.1c215ec73dc8ep-32,
-       0x1.f450b6f929d68p-38, -0x1.8d058a7a4ec6p-43, 0x1.7f0a92a84e6cbp-50},
+  // g(a) = Phi(-a) e^(a^2/2) in powers of t (scaled_tail_variable) on octaves of a
+  static constexpr std::array<std::array<double, 23>, 7> scaled_tail = {{
+      // a in [0.0, 1.0): degree 16, max relative error 1.7e-17
+      {0x1.66027ad4c24afp-2,
+       -0x1.cb062ba5c47f2p-4,
+       0x1.e681dfd6a25bbp-6,
+       -0x1.c1dcef957a909p-8,
+       0x1.760aa3f13ec3dp-10,
+       -0x1.1d1505474f624p-12,
+       0x1.93b1d8d8a0832p-15,
+       -0x1.0c2330381489p-17,
+       0x1.50a90b0748c6ap-20,
+       -0x1.91e015490220cp-23,
+       0x1.ca48e9b3d5ba3p-26,
+       -0x1.f53b4a07724ffp-29,
+       0x1.07a2a62664b94p-31,
+       -0x1.0b84435e8a28dp-34,
+       0x1.0b7136c0377ddp-37,
+       -0x1.082630fd56cbdp-40,
+       0x1.58f54d9c18f2bp-44,
+       0.0,
+       0.0,
+       0.0,
+       0.0,
+       0.0,
+       0.0},
+      // a in [1.0, 2.0): degree 15, max relative error 1.5e-17
+      {0x1.a5705596892b7p-3,
+       -0x1.71c04c317211ep-5,
+       0x1.204038e2e737dp-7,
+       -0x1.99805968b6eefp-10,
+       0x1.0d602eb74ae05p-12,
+       -0x1.4bf38a322b68ep-15,
+       0x1.826247b04b387p-18,
+       -0x1.ab8f475fe0195p-21,
+       0x1.c4191d2cae846p-24,
+       -0x1.cab5339e00beap-27,
+       0x1.c021213e05abcp-30,
+       -0x1.a6bdc40727674p-33,
+       0x1.821f4c8b57fcdp-36,
+       -0x1.577a382eb97bep-39,
+       0x1.2db4ae971af39p-42,
+       -0x1.ca9cb4f0e1007p-46,
+       0.0,
+       0.0,
+       0.0,
+       0.0,
+       0.0,
+       0.0,
+       0.0},
+      // a in [2.0, 4.0): degree 17, max relative error 5.3e-17
+      {0x1.f1b89c231e9b8p-4,
+       -0x1.19cef11763838p-5,
+       0x1.2c08ca00254c2p-7,
+       -0x1.2ed73326d28bap-9,
+       0x1.239d8e8c2ae16p-11,
+       -0x1.0d3680c5ac07ap-13,
+       0x1.de6e4a72f860ap-16,
+       -0x1.9a853a94a304dp-18,
+       0x1.5514c03e60ac4p-20,
+       -0x1.130a1c37db3a2p-22,
+       0x1.af5c5eb181644p-25,
+       -0x1.49879be3a5f98p-27,
+       0x1.eb69a1bc8073fp-30,
+       -0x1.65ed99fc9fe7bp-32,
+       0x1.f8bc6eaea4b8ep-35,
+       -0x1.5e7d71a0c68bcp-37,
+       0x1.171e7f8206801p-39,
+       -0x1.826d71b21e03cp-42,
+       0.0,
+       0.0,
+       0.0,
+       0.0,
+       0.0},
+      // a in [4.0, 8.0): degree 20, max relative error 6.7e-18
+      {0x1.095608c7b15f1p-4,
+       -0x1.5068c2372acep-6,
+       0x1.a0eee3ca28945p-8,
+       -0x1.f9cc9d4bb2c8dp-10,
+       0x1.2cab6e8b127e1p-11,
+       -0x1.5eafc97a0dea3p-13,
+       0x1.91a64f511ac75p-15,
+       -0x1.c41bedaf5cab1p-17,
+       0x1.f48ae83962e9bp-19,
+       -0x1.10b7fb55ec4b3p-20,
+       0x1.24afcd263bd94p-22,
+       -0x1.358cfe6546f2dp-24,
+       0x1.42cb11f6cc16cp-26,
+       -0x1.4c038052f47fep-28,
+       0x1.51397f1aefe35p-30,
+       -0x1.5311d4903405ap-32,
+       0x1.4de891098eb1ap-34,
+       -0x1.393483c814722p-36,
+       0x1.3c8fdb582a90dp-38,
+       -0x1.92c1d7c5ac232p-40,
+       0x1.51c136cd3187cp-42,
+       0.0,
+       0.0},
+      // a in [8.0, 16.0): degree 21, max relative error 1.9e-17
+      {0x1.0e7dcd1d93192p-5,
+       -0x1.63cfc8735facp-7,
+       0x1.d0fb6385ac0e2p-9,
+       -0x1.2ddfa2851aeeap-10,
+       0x1.857df7c07990cp-12,
+       -0x1.f36e8a8d0bb32p-14,
+       0x1.3e4151e15514fp-15,
+       -0x1.932ed6570473cp-17,
+       0x1.fbc6258aa95bep-19,
+       -0x1.3de6d3f1818cp-20,
+       0x1.8bcb5700f10e2p-22,
+       -0x1.ea04af4978839p-24,
+       0x1.2daec4d9fd038p-25,
+       -0x1.716b0f510d093p-27,
+       0x1.c172bff2d7a4ep-29,
+       -0x1.106faa636c601p-30,
+       0x1.4da00e2bf8b6dp-32,
+       -0x1.8e0c382d2fc62p-34,
+       0x1.9953908bbd013p-36,
+       -0x1.f4fc9c45a04d1p-38,
+       0x1.073d04368454dp-38,
+       -0x1.299fc08f6a169p-40,
+       0.0},
+      // a in [16.0, 32.0): degree 22, max relative error 5.1e-17
+      {0x1.0fdfccbc2d8dap-6,  -0x1.694045fe213d7p-8,  0x1.df307b293f172p-10, -0x1.3d466a213c9edp-11,
+       0x1.a36dfbb20dbafp-13, -0x1.14c557e6cc214p-14, 0x1.6ca7f2a4603d8p-16, -0x1.dfa5a7db534e3p-18,
+       0x1.3aed2de3e5ba4p-19, -0x1.9cddac792f0a9p-21, 0x1.0e2fb5fdd0863p-22, -0x1.610cc5c22dcbap-24,
+       0x1.cc9d48336e959p-26, -0x1.2c02246c34a8cp-27, 0x1.859e312309ba1p-29, -0x1.f8a522bb4cf3p-31,
+       0x1.4ba9b372435e3p-32, -0x1.b7fc850c02fabp-34, 0x1.01c03a5c28e51p-35, -0x1.0f152bee2199ep-37,
+       0x1.057413a4d3743p-38, -0x1.0c0bcd3bae127p-39, 0x1.b90c28e2f6591p-42},
+      // a in [32.0, 64.0): degree 22, max relative error 8.4e-17
+      {0x1.1039feddfc833p-7,  -0x1.6aa7824501b95p-9,  0x1.e2e951d9c273bp-11, -0x1.416259d54f12cp-12,
+       0x1.ab9633969667p-14,  -0x1.1c51d3a61510fp-15, 0x1.79f2d28c328dap-17, -0x1.f631c37aba5d4p-19,
+       0x1.4d7fc4a35ea81p-20, -0x1.bac0c80153382p-22, 0x1.25c64cb712dfep-23, -0x1.85acd964ffbd4p-25,
+       0x1.024ede4dd4019p-26, -0x1.5679302163393p-28, 0x1.c67018043300dp-30, -0x1.2b0f93e12e771p-31,
+       0x1.851e1f5c4de6fp-33, -0x1.12226b45f1c0ap-34, 0x1.90f622c2bca35p-36, -0x1.51db1eedf4adap-38,
+       0x1.897583b1fb2eep-41, -0x1.7b7262e5f1b43p-40, 0x1.52a8b7eb43af5p-41},
   }};
-  // a m(a), m(a) = Phi(-a)/phi(a), in t = y 2^(j+2) - 3 on y = 1/a in [2^-(j+1), 2^-j)
-  static constexpr std::array<std::array<double, 19>, 6> mills_tail = {{
-      // y in [0.5, 1.0): degree 18, max relative error 3.8e-17
-      {0x1.7ba714033b97fp-1, -0x1.80fb8ac29cfd3p-4, 0x1.0a0a236570af8p-7, 0x1.5cd8252e32909p-12,
-       -0x1.991e6872e1e98p-12, 0x1.0133b4e5d2cffp-13, -0x1.d8f1610ccd82ep-16, 0x1.5785a2cbd3331p-18,
-       -0x1.5bc929eefcd1dp-21, 0x1.14d010a58cea1p-30, 0x1.282590803a1fep-25, -0x1.001b65ca0109bp-26,
-       0x1.399cf332c51f1p-28, -0x1.3efb62c49672dp-30, 0x1.1a347e7d0b226p-32, -0x1.a35b6f4e27cdbp-35,
-       0x1.f3d3b229d48c9p-39, 0x1.eb84ce0761ae8p-40, -0x1.cf9cdc070b634p-42},
-      // y in [0.25, 0.5): degree 16, max relative error 7.8e-18
-      {0x1.cae9481f9d744p-1, -0x1.b21642f8d43c4p-5, -0x1.7f47a2c274894p-10, 0x1.108a294e59765p-10,
-       -0x1.71b0f39b41aeep-13, 0x1.ed50b30878ba5p-17, 0x1.36408facabe3fp-20, -0x1.8daaafe88a16cp-21,
-       0x1.6af74ceee077cp-23, -0x1.9c0496d1e55a1p-26, 0x1.4683f47435bap-30, 0x1.23c352b468725p-31,
-       -0x1.dfbd87017ade7p-33, 0x1.c6b9944a687d8p-35, -0x1.2c43bf717198ap-37, 0x1.44900f378b28ap-42,
-       0x1.2c8c72d2f7939p-42, 0.0, 0.0},
-      // y in [0.125, 0.25): degree 13, max relative error 4.4e-17
-      {0x1.efa0bba44ee6ep-1, -0x1.3f450606ba17ep-6, -0x1.1e7de7a36454ap-9, 0x1.16c43acf52e9fp-12,
-       -0x1.57de1200236fp-18, -0x1.2ed404788041bp-19, 0x1.67e2bcf58650cp-22, -0x1.b98bc8be1f1adp-27,
-       -0x1.d5e7bb5128b99p-29, 0x1.a2a225d5c1b4p-31, -0x1.1a707f7659278p-34, -0x1.0b194a921b439p-38,
-       0x1.25df4299f84f9p-39, -0x1.51d33d4f817e7p-42, 0.0, 0.0, 0.0, 0.0, 0.0},
-      // y in [0.0625, 0.125): degree 11, max relative error 3.6e-17
-      {0x1.fb9d1dc95656bp-1, -0x1.6cfc2cb141cbbp-8, -0x1.b6fdacbfc88ffp-11, 0x1.d4189e103596fp-16,
-       0x1.7afff8b9bfd15p-20, -0x1.3a499070205ap-23, 0x1.efd35df6186f5p-33, 0x1.88e107e4f2236p-31,
-       -0x1.62d27eaa192ffp-35, -0x1.284cebac3478ap-39, 0x1.d8c92fb83fb8ap-42,
-       -0x1.d9557b57fb7c6p-47, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-      // y in [0.03125, 0.0625): degree 9, max relative error 3.2e-17
-      {0x1.fee1e0bdbe23ap-1, -0x1.7b04ee1141af6p-10, -0x1.ec4a6b9cada2dp-13, 0x1.10d5572ff0389p-19,
-       0x1.4501869f2be3cp-23, -0x1.d4e3e0e70da24p-29, -0x1.2cf6df184eeadp-33, 0x1.d59afd0c80d03p-38,
-       0x1.0814e4274c129p-43, -0x1.01421c3e4452ap-46, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-      // y in [0.015625, 0.03125): degree 8, max relative error 5.7e-18
-      {0x1.ffb81e4ab96bap-1, -0x1.7ebd53fa3ef2p-12, -0x1.faf8d5e6ecdbdp-15, 0x1.1c164976099cap-23,
-       0x1.70759d5978d69p-27, -0x1.04857f5b4d9e5p-34, -0x1.ae404baea2d32p-39, 0x1.242456b6698ap-45,
-       0x1.8a6f083e560dap-50, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
+  // t = c0 + c1 a, the piece's interval of a mapped to [-1, 1] (exact)
+  static constexpr std::array<std::array<double, 2>, 7> scaled_tail_variable = {{
+      // a in [0.0, 1.0): degree 1, exact
+      {-0x1p+0, 0x1p+1},
+      // a in [1.0, 2.0): degree 1, exact
+      {-0x1.8p+1, 0x1p+1},
+      // a in [2.0, 4.0): degree 1, exact
+      {-0x1.8p+1, 0x1p+0},
+      // a in [4.0, 8.0): degree 1, exact
+      {-0x1.8p+1, 0x1p-1},
+      // a in [8.0, 16.0): degree 1, exact
+      {-0x1.8p+1, 0x1p-2},
+      // a in [16.0, 32.0): degree 1, exact
+      {-0x1.8p+1, 0x1p-3},
+      // a in [32.0, 64.0): degree 1, exact
+      {-0x1.8p+1, 0x1p-4},
   }};
 };
 
