@@ -15,6 +15,7 @@
 #include "isa.hpp"
 #include "math/constants.hpp"
 #include "math/fast.hpp"
+#include "math/normal.hpp"
 #include "math/ops.hpp"
 #include "mish.hpp"
 #include "sigmoid.hpp"
@@ -140,6 +141,37 @@ struct tanh {
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::tanh{}.backward_from_output(y, dy);
+  }
+};
+
+// gelu_exact(x) = x Phi(x), Phi(-a) = e^(-a^2/2) g(a) on the default tier's octaves of a = |x|
+// (math::fast::normal: g to half an ulp, the table exp of a^2 rounded once, no ratio near the
+// derivative's zero); derivative Phi(x) + x phi(x).
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
+// windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
+struct gelu_exact {
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    return math::fast::normal(x).x_cdf;
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return math::fast::normal(x).cdf_plus_x_pdf;
+  }
+  // Both from one evaluation (the gated units need both).
+  template <real_value V>
+  NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
+    auto n = math::fast::normal(x);
+    return {n.x_cdf, n.cdf_plus_x_pdf};
+  }
+  // dy gelu_exact'(x), rounded once also far in the left tail (the default tier's product tail).
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return backward_given_derivative(x, derivative(x), dy);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+    return math::normal_slope_times(derivative, x, dy);
   }
 };
 

@@ -111,6 +111,7 @@ ELEMENTWISE_Y(fast_softplus, nonlin::fast::softplus{})
 ELEMENTWISE(fast_silu, nonlin::fast::silu{})
 ELEMENTWISE(fast_swish_1_5, nonlin::fast::swish{.beta = 1.5})
 ELEMENTWISE(fast_gelu_quick, nonlin::fast::gelu_quick{})
+ELEMENTWISE(fast_gelu_exact, nonlin::fast::gelu_exact{})
 ELEMENTWISE(fast_gelu_tanh, nonlin::fast::gelu_tanh{})
 ELEMENTWISE(fast_mish, nonlin::fast::mish{})
 

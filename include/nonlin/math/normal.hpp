@@ -110,11 +110,20 @@ struct normal_tail {
   }
 };
 
-template <exp_range R, real_value V>
-NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
+// a clamped where every result is 0 or 1 (so that a^2 stays finite), and g(a) from `table`
+// (tables::normal's scaled_tail or the fast tier's fast_scaled_tail, on the same octaves).
+template <real_value V>
+struct scaled_tail_value {
+  V a;
+  V g;
+};
+
+template <auto const& table, real_value V>
+NONLIN_ALWAYS_INLINE scaled_tail_value<V> scaled_tail(V const& a) noexcept {
   using T = scalar_t<V>;
   using Tables = tables::normal<T>;
-  constexpr std::size_t octaves = Tables::scaled_tail.size();
+  constexpr std::size_t octaves = Tables::scaled_tail_variable.size();
+  static_assert(table.size() == octaves, "g's pieces are the octaves of a");
   constexpr T last_a = T(std::size_t{1} << (octaves - 1));
   V const at = math::clamp_above(a, V(last_a));
   // a in [2^(j-1), 2^j) has biased exponent bias + j - 1; a < 1 is piece 0.
@@ -123,10 +132,15 @@ NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
       math::clamp_below(exponent - V(T(detail::exp_constants<T>::bias - 1)), V(0)),
       V(T(octaves - 1)));
   V const t = math::piecewise_horner<Tables::scaled_tail_variable>(at, j);
-  V const g = math::piecewise_horner<Tables::scaled_tail>(t, j);
-  auto a2 = math::two_product(at, at);  // a^2 = h + l exactly
+  return {at, math::piecewise_horner<table>(t, j)};
+}
+
+template <exp_range R, real_value V>
+NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
+  auto tail = detail::scaled_tail<tables::normal<scalar_t<V>>::scaled_tail>(a);
+  auto a2 = math::two_product(tail.a, tail.a);  // a^2 = h + l exactly
   auto e = math::exp_split_nonpositive<R>(a2.hi * math::c<V>(-0.5), a2.lo * math::c<V>(-0.5));
-  return {at, g, e};
+  return {tail.a, tail.g, e};
 }
 }  // namespace detail
 
