@@ -247,7 +247,7 @@ template <real_value V>
 inline normal_at<V> normal(V const& x) noexcept {
   using T = scalar_t<V>;
   auto tail = math::detail::scaled_tail<tables::normal<T>::fast_scaled_tail>(math::abs(x));
-  auto const a2 = math::two_product(tail.a, tail.a);
+  auto a2 = math::two_product(tail.a, tail.a);
   V const half_square =
       math::clamp_below(a2.hi * math::c<V>(-0.5), V(math::detail::exp_constants<T>::min_arg));
   auto e = fast::exp_by_table<false>(half_square);
@@ -255,9 +255,7 @@ inline normal_at<V> normal(V const& x) noexcept {
   V const q = math::scale(tail.a * tail.g * u, e.n);          // a Phi(-a)
   V const s = math::scale(math::fma(math::neg(tail.a), math::c<V>(inv_sqrt_2pi), tail.g) * u,
                           e.n);  // Phi(-a) - a phi(a)
-  auto negative = x < V(0);
-  return {math::select(negative, math::neg(q), x - q),
-          math::select(negative, s, math::c<V>(1) - s)};
+  return math::detail::normal_from_left(x, q, s);
 }
 
 namespace detail {

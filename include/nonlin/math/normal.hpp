@@ -150,15 +150,23 @@ NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
 // (s <= 1/2 where it is positive). Each factor is folded in before the exp's final scale, so
 // subnormal results are rounded once. One piece for every x, no central polynomial beside the
 // tails: the table's first octave covers [0, 1).
+namespace detail {
+// Both results at x from q = a Phi(-a) and s = Phi(-a) - a phi(a) (also the fast tier's).
+template <real_value V>
+NONLIN_ALWAYS_INLINE normal_at<V> normal_from_left(V const& x, V const& q, V const& s) noexcept {
+  auto negative = x < V(0);
+  return {math::select(negative, math::neg(q), x - q),
+          math::select(negative, s, math::c<V>(1) - s)};
+}
+}  // namespace detail
+
 template <real_value V>
 NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
   V const a = math::abs(x);
   auto tail = detail::normal_tail_at<exp_range::value>(a);
   V const q = math::times(tail.e, math::two_product(tail.a, tail.g));  // a g unrounded
   V const s = math::scale(tail.slope_left_unscaled(), tail.e.n);
-  auto negative = x < V(0);
-  return {math::select(negative, math::neg(q), x - q),
-          math::select(negative, s, math::c<V>(1) - s)};
+  return detail::normal_from_left(x, q, s);
 }
 
 // dy (Phi(x) + x phi(x)) for a derivative `common` that is that derivative (patched near its
