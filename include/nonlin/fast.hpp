@@ -12,10 +12,10 @@
 #include <limits>
 
 #include "concepts.hpp"
+#include "gelu.hpp"
 #include "isa.hpp"
 #include "math/constants.hpp"
 #include "math/fast.hpp"
-#include "math/normal.hpp"
 #include "math/ops.hpp"
 #include "mish.hpp"
 #include "sigmoid.hpp"
@@ -171,7 +171,7 @@ struct gelu_exact {
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return math::normal_slope_times(derivative, x, dy);
+    return nonlin::gelu_exact{}.backward_given_derivative(x, derivative, dy);
   }
 };
 

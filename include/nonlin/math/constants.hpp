@@ -38,7 +38,7 @@ struct double_double {
 };
 
 // 1/sqrt(2 pi): the normal density's factor, where its rounding would be amplified.
-inline constexpr double_double inv_sqrt_2pi_split = {0x1.9884533d43651p-2, -0x1.cbc0d30ebfd15p-56};
+inline constexpr double_double inv_sqrt_2pi_split = {inv_sqrt_2pi, -0x1.cbc0d30ebfd15p-56};
 // 2 sqrt(2/pi): the tanh-GELU's v = 2u = x (c1 + c3 x^2).
 inline constexpr double_double gelu_tanh_c1 = {0x1.9884533d43651p+0, -0x1.cbc0d30ebfd15p-54};
 // 2 sqrt(2/pi) * 0.044715

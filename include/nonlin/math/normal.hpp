@@ -105,7 +105,7 @@ struct normal_tail {
   // at x = -a, before the exp's final scale. 1/sqrt(2 pi) as hi + lo: its rounding alone would
   // be a relative error of 2^-24 a / |g - a c| on the left, ~1 ulp.
   V slope_left_unscaled() const noexcept {
-    auto const c = math::constant<V>(inv_sqrt_2pi_split);
+    auto c = math::constant<V>(inv_sqrt_2pi_split);
     return e.unscaled_times(math::fma(math::neg(a), c.hi, math::fma(math::neg(a), c.lo, g)));
   }
 };
@@ -144,12 +144,6 @@ NONLIN_ALWAYS_INLINE normal_tail<V> normal_tail_at(V const& a) noexcept {
 }
 }  // namespace detail
 
-// x Phi(x) and Phi(x) + x phi(x) from Phi(-a) = e^(-a^2/2) g(a), a = |x|, for every x: with
-// q = a Phi(-a), x Phi(x) = -q on the left and x - q on the right (q <= x/2 there: nothing
-// cancels); with s = Phi(-a) - a phi(a), the derivative is s on the left and 1 - s on the right
-// (s <= 1/2 where it is positive). Each factor is folded in before the exp's final scale, so
-// subnormal results are rounded once. One piece for every x, no central polynomial beside the
-// tails: the table's first octave covers [0, 1).
 namespace detail {
 // Both results at x from q = a Phi(-a) and s = Phi(-a) - a phi(a) (also the fast tier's).
 template <real_value V>
@@ -160,6 +154,12 @@ NONLIN_ALWAYS_INLINE normal_at<V> normal_from_left(V const& x, V const& q, V con
 }
 }  // namespace detail
 
+// x Phi(x) and Phi(x) + x phi(x) from Phi(-a) = e^(-a^2/2) g(a), a = |x|, for every x: with
+// q = a Phi(-a), x Phi(x) = -q on the left and x - q on the right (q <= x/2 there: nothing
+// cancels); with s = Phi(-a) - a phi(a), the derivative is s on the left and 1 - s on the right
+// (s <= 1/2 where it is positive). Each factor is folded in before the exp's final scale, so
+// subnormal results are rounded once. One piece for every x, no central polynomial beside the
+// tails: the table's first octave covers [0, 1).
 template <real_value V>
 NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
   V const a = math::abs(x);
