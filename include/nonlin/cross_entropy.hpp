@@ -231,7 +231,7 @@ T cross_entropy_rows(softmax const& f, std::span<T const> logits, std::span<T> d
     };
     auto gradient = [&](auto p, auto av) {
       using V = decltype(p);
-      return (math::fma(p, V(a_sum), math::neg(av)) * V(inv_t)) * V(scale);
+      return (math::fms(p, V(a_sum), av) * V(inv_t)) * V(scale);
     };
     std::span<T const> const z_row(z, cols);
     if (a != nullptr) {

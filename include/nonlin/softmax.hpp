@@ -186,7 +186,7 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
         [](auto& sum, auto, auto g) { sum.add(g); },
         [](auto logp, auto g, auto total, auto inv_t) {
           using V = decltype(logp);
-          V const grad = math::fma(math::neg(math::exp(logp)), total, g) * inv_t;
+          V const grad = math::fnma(math::exp(logp), total, g) * inv_t;
           return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), grad);
         });
   }

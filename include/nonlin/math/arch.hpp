@@ -8,6 +8,7 @@
 // branches here and nowhere else: x86 (SSE2 to AVX-512) and aarch64 (NEON, 128-bit batches).
 //
 //   fma            a * b + c rounded once, scalars and batches       (FMA, AVX-512 or aarch64)
+//   fnma, fms      c - a * b and a * b - c rounded once, likewise (no separate sign flip)
 //   divide         a / b rounded once, float batches                 (aarch64: see there)
 //   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
 //   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
@@ -219,6 +220,103 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
   }
 #else
   return a * b + c;  // not reached (the static_assert above)
+#endif
+}
+
+// c - a * b rounded once: the same value as fma(-a, b, c), in one instruction (fnmadd, fmls)
+// where the sign flip of a would otherwise be a separate xor that no compiler folds (the math
+// layer flips signs on the bits, math::neg).
+template <class V>
+inline V fnma(V const& a, V const& b, V const& c) noexcept {
+  static_assert(has_fma<V>, "arch::fnma: the target has no FMA");
+#if NONLIN_HAS_FMA && defined(__aarch64__)
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(-a, b, c);
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (detail::is_float<V>) {
+      return V(vfmsq_f32(c, a, b));  // c - a * b
+    } else {
+      return V(vfmsq_f64(c, a, b));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "arch::fnma: unsupported batch width");
+  }
+#elif NONLIN_HAS_FMA
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(-a, b, c);
+  } else if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+    if constexpr (detail::is_float<V>) {
+      return V(_mm512_fnmadd_ps(a, b, c));
+    } else {
+      return V(_mm512_fnmadd_pd(a, b, c));
+    }
+#endif
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (detail::is_float<V>) {
+      return V(_mm256_fnmadd_ps(a, b, c));
+    } else {
+      return V(_mm256_fnmadd_pd(a, b, c));
+    }
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (detail::is_float<V>) {
+      return V(_mm_fnmadd_ps(a, b, c));
+    } else {
+      return V(_mm_fnmadd_pd(a, b, c));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "arch::fnma: unsupported batch width");
+  }
+#else
+  return c - a * b;  // not reached (the static_assert above)
+#endif
+}
+
+// a * b - c rounded once, likewise (fmsub; aarch64 has no such vector instruction: the sign
+// flip and an fmla, as before).
+template <class V>
+inline V fms(V const& a, V const& b, V const& c) noexcept {
+  static_assert(has_fma<V>, "arch::fms: the target has no FMA");
+#if NONLIN_HAS_FMA && defined(__aarch64__)
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(a, b, -c);
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (detail::is_float<V>) {
+      return V(vfmaq_f32(vnegq_f32(c), a, b));
+    } else {
+      return V(vfmaq_f64(vnegq_f64(c), a, b));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "arch::fms: unsupported batch width");
+  }
+#elif NONLIN_HAS_FMA
+  if constexpr (!is_batch_v<V>) {
+    return std::fma(a, b, -c);
+  } else if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+    if constexpr (detail::is_float<V>) {
+      return V(_mm512_fmsub_ps(a, b, c));
+    } else {
+      return V(_mm512_fmsub_pd(a, b, c));
+    }
+#endif
+  } else if constexpr (sizeof(V) == 32) {
+    if constexpr (detail::is_float<V>) {
+      return V(_mm256_fmsub_ps(a, b, c));
+    } else {
+      return V(_mm256_fmsub_pd(a, b, c));
+    }
+  } else if constexpr (sizeof(V) == 16) {
+    if constexpr (detail::is_float<V>) {
+      return V(_mm_fmsub_ps(a, b, c));
+    } else {
+      return V(_mm_fmsub_pd(a, b, c));
+    }
+  } else {
+    static_assert(sizeof(V) == 0, "arch::fms: unsupported batch width");
+  }
+#else
+  return a * b - c;  // not reached (the static_assert above)
 #endif
 }
 

@@ -25,7 +25,7 @@ inline V divide_by_integer(V const& t, scalar_t<V> d) noexcept {
   if constexpr (arch::has_fma<V>) {
     V const c(scalar_t<V>(1) / d);
     V const q0 = t * c;
-    V const r = math::fma(math::neg(q0), V(d), t);
+    V const r = math::fnma(q0, V(d), t);
     return math::fma(r, c, q0);
   } else {
     return math::divide(t, V(d));

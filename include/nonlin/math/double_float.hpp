@@ -32,7 +32,7 @@ template <real_value V>
 inline double_float<V> two_product(V const& a, V const& b) noexcept {
   V const hi = a * b;
   if constexpr (arch::has_fma<V>) {
-    return {hi, math::fma(a, b, math::neg(hi))};
+    return {hi, math::fms(a, b, hi)};
   } else {
     using T = scalar_t<V>;
     constexpr bool is_float = std::is_same_v<T, float>;

@@ -164,8 +164,7 @@ struct logistic_parts {
 // dy sigma'(z) = scale_times(u / d^2, n, dy). low_column: exp_by_table's.
 template <exp_range R = exp_range::value, bool low_column = true, real_value V>
 inline logistic_parts<V> logistic(V const& z) noexcept {
-  V const a =
-      math::clamp_below(math::neg(math::abs(z)), V(math::detail::lowest_arg<R, scalar_t<V>>));
+  V const a = math::clamp_below(math::neg_abs(z), V(math::detail::lowest_arg<R, scalar_t<V>>));
   auto const parts = fast::exp_by_table<low_column>(a);
   V const n = R == exp_range::value ? parts.n : math::value_exponent(parts.n);
   V const e = math::scale(parts.u, n);
@@ -180,7 +179,7 @@ inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of
     auto p = fast::logistic<exp_range::product>(arg);
     return math::scale_times(math::divide(power * p.u, p.square()), p.n, factor);
   };
-  return math::with_product_tail(dy * common, math::neg(math::abs(z)), tail, z, dy, power_of_two);
+  return math::with_product_tail(dy * common, math::neg_abs(z), tail, z, dy, power_of_two);
 }
 
 // numerator sigma(z) = numerator / (1 + e^-z) in one quotient wherever sigma(z) is a normal
@@ -253,7 +252,7 @@ inline normal_at<V> normal(V const& x) noexcept {
   auto e = fast::exp_by_table<false>(half_square);
   V const u = math::fma(e.u, a2.lo * math::c<V>(-0.5), e.u);  // e^(lo) = 1 + lo
   V const q = math::scale(tail.a * tail.g * u, e.n);          // a Phi(-a)
-  V const s = math::scale(math::fma(math::neg(tail.a), math::c<V>(inv_sqrt_2pi), tail.g) * u,
+  V const s = math::scale(math::fnma(tail.a, math::c<V>(inv_sqrt_2pi), tail.g) * u,
                           e.n);  // Phi(-a) - a phi(a)
   return math::detail::normal_from_left(x, q, s);
 }
@@ -306,7 +305,7 @@ inline V log1p_unit(V const& e) noexcept {
 template <real_value V>
 inline V softplus(V const& z) noexcept {
   using K = math::detail::exp_constants<scalar_t<V>>;
-  V const a = math::clamp_below(math::neg(math::abs(z)), V(K::min_arg));
+  V const a = math::clamp_below(math::neg_abs(z), V(K::min_arg));
   V const e = fast::exp_by_table<false>(a).value();
   return math::select(z > V(0), z, V(0)) + fast::log1p_unit(e);
 }
@@ -355,7 +354,7 @@ inline V tanh(V const& x) noexcept {
     V const p = math::expm1_reduced(reduction.r);
     V const two_n = math::scale(math::c<V>(1), reduction.n);
     V const one = math::c<V>(1);
-    V const numerator = math::fma(math::neg(two_n), p, one - two_n);
+    V const numerator = math::fnma(two_n, p, one - two_n);
     V const denominator = math::fma(two_n, p, one + two_n);
     return math::copysign(math::divide(numerator, denominator), x);
   }

@@ -99,9 +99,9 @@ inline V log1p_above_minus_one(V const& x) noexcept {
   V const f = m - one;
   V const s = math::divide(f, f + math::c<V>(2));
   V const s2 = s * s;
-  V const inner = math::fma(math::neg(s2), math::horner(s2, K::r), f);       // f - s^2 R
+  V const inner = math::fnma(s2, math::horner(s2, K::r), f);                 // f - s^2 R
   V const tail = math::fma(k, V(ln2_split<scalar_t<V>>::tail), correction);  // k ln2_lo + c
-  V const log_m = f - math::fma(s, inner, math::neg(tail));  // f - s(f - s^2 R) + tail
+  V const log_m = f - math::fms(s, inner, tail);  // f - s(f - s^2 R) + tail
   return math::fma(k, V(ln2_split<scalar_t<V>>::head), log_m);
 }
 

@@ -76,8 +76,8 @@ template <real_value V>
 inline double_float<V> quotient_hi_lo(V const& n, double_float<V> const& d) noexcept {
   V const r = math::quotient_seed(d.hi);
   V const hi = n * r;
-  V const residual = math::fma(math::neg(hi), d.hi, n);
-  V const lo = math::fma(math::neg(hi), d.lo, residual) * r;
+  V const residual = math::fnma(hi, d.hi, n);
+  V const lo = math::fnma(hi, d.lo, residual) * r;
   return {hi, math::select(math::zero_or_infinite(hi), V(0), lo)};
 }
 
@@ -88,7 +88,7 @@ template <real_value V>
 inline V divide_hi_lo(double_float<V> const& n, double_float<V> const& d) noexcept {
   V const r = math::quotient_seed(d.hi);
   V const q0 = n.hi * r;
-  V const residual = math::fma(math::neg(q0), d.lo, math::fma(math::neg(q0), d.hi, n.hi)) + n.lo;
+  V const residual = math::fnma(q0, d.lo, math::fnma(q0, d.hi, n.hi)) + n.lo;
   return math::fma(residual, r, q0);
 }
 
@@ -110,8 +110,8 @@ inline double_float<V> finite_by_square_hi_lo(double_float<V> const& n,
   auto d2 = math::square_hi_lo(d);
   V const r = math::quotient_seed(d2.hi);
   V const hi = n.hi * r;
-  V const residual = math::fma(math::neg(hi), d2.hi, n.hi) + n.lo;
-  return {hi, math::fma(math::neg(hi), d2.lo, residual) * r};
+  V const residual = math::fnma(hi, d2.hi, n.hi) + n.lo;
+  return {hi, math::fnma(hi, d2.lo, residual) * r};
 }
 
 // The same for any n: where hi is 0 or infinite, lo is 0 (not the NaN of inf - inf).
@@ -130,8 +130,8 @@ inline double_float<V> constant_by_square_hi_lo(V const& c, double_float<V> cons
   auto d2 = math::square_hi_lo(d);
   V const r = math::quotient_seed(d2.hi);
   V const hi = c * r;
-  V const residual = math::fma(math::neg(hi), d2.hi, c);
-  return {hi, math::fma(math::neg(hi), d2.lo, residual) * r};
+  V const residual = math::fnma(hi, d2.hi, c);
+  return {hi, math::fnma(hi, d2.lo, residual) * r};
 }
 
 // (n.hi + n.lo) / (d.hi + d.lo)^2 rounded once: quotient_by_square_hi_lo's hi + lo.
@@ -150,7 +150,7 @@ template <bool with_lo, real_value V>
 inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
   V const r = math::quotient_seed(math::c<V>(1) + e);
   V const q0 = n * r;
-  V residual = math::fma(math::neg(q0), e, n - q0);
+  V residual = math::fnma(q0, e, n - q0);
   if constexpr (with_lo) {
     residual = residual + n_lo;
   }
@@ -172,7 +172,7 @@ inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
   V const one(scalar_t<V>(1));
-  V const e = math::exp_nonpositive(math::neg(math::abs(z)));
+  V const e = math::exp_nonpositive(math::neg_abs(z));
   return math::divide_by_one_plus(math::select(z >= V(0), one, e), e);
 }
 
@@ -180,7 +180,7 @@ inline V sigmoid(V const& z) noexcept {
 // c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
-  auto e = math::exp_scaled_nonpositive(math::neg(math::abs(z)));
+  auto e = math::exp_scaled_nonpositive(math::neg_abs(z));
   auto k = math::constant_by_square_hi_lo(power_of_two, math::one_plus(math::exp_hi_lo(e)));
   return math::times(e, k);
 }
@@ -189,7 +189,7 @@ inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcep
 template <real_value V>
 inline V sigmoid_derivative_times(V const& z, V const& dy,
                                   V const& power_of_two = c<V>(1)) noexcept {
-  V const a = math::neg(math::abs(z));
+  V const a = math::neg_abs(z);
   auto tail = [](V arg, V factor, V power) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
     auto value = math::exp_hi_lo(exp_scaled<V>{e.m, math::value_exponent(e.n)});
@@ -215,7 +215,7 @@ inline V sigmoid_product(V const& common, V const& z, V const& dy, V const& test
     V const value = math::scale(unscaled, math::value_exponent(e.n));
     return math::scale_times(math::divide_by_one_plus(unscaled, value), e.n, factor);
   };
-  return math::with_product_tail(common, tested, tail, math::neg(math::abs(z)), dy);
+  return math::with_product_tail(common, tested, tail, math::neg_abs(z), dy);
 }
 
 // dy sigma(z) rounded once.
@@ -227,7 +227,7 @@ inline V sigmoid_times(V const& z, V const& dy) noexcept {
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1] (or NaN).
 template <real_value V>
 inline V softplus(V const& z) noexcept {
-  V const e = math::exp_nonpositive(math::neg(math::abs(z)));
+  V const e = math::exp_nonpositive(math::neg_abs(z));
   return math::select(z > V(0), z, V(0)) + math::log1p_above_minus_one(e);
 }
 
@@ -237,7 +237,7 @@ template <real_value V>
 inline double_float<V> minus_abs(double_float<V> const& z) noexcept {
   V const lo =
       math::select(math::abs(z.hi) == V(std::numeric_limits<scalar_t<V>>::infinity()), V(0), z.lo);
-  return {math::neg(math::abs(z.hi)), math::select(z.hi >= V(0), math::neg(lo), lo)};
+  return {math::neg_abs(z.hi), math::select(z.hi >= V(0), math::neg(lo), lo)};
 }
 
 // Which exp the x sigma(z) family takes e^-|z| from: the lean one (exp_scaled), or the one
@@ -256,9 +256,9 @@ inline auto exp_minus_abs(double_float<V> const& z) noexcept {
       return math::exp_scaled_nonpositive<R>(a.hi, a.lo);
     }
   } else if constexpr (X == x_sigmoid_exp::split) {
-    return math::exp_split_nonpositive<R>(math::neg(math::abs(z.hi)));
+    return math::exp_split_nonpositive<R>(math::neg_abs(z.hi));
   } else {
-    return math::exp_scaled_nonpositive<R>(math::neg(math::abs(z.hi)));
+    return math::exp_scaled_nonpositive<R>(math::neg_abs(z.hi));
   }
 }
 
@@ -447,7 +447,7 @@ inline V tanh(V const& x) noexcept {
   auto d = math::two_sum_nonnegative(m, c<V>(2));
   V const r = math::quotient_seed(d.hi);
   V const q0 = m * r;
-  V const residual = math::fma(math::neg(q0), d.lo, math::fma(math::neg(q0), d.hi, m));
+  V const residual = math::fnma(q0, d.lo, math::fnma(q0, d.hi, m));
   // One copysign for every lane (tanh(-0) = -0).
   return math::copysign(math::fma(residual, r, q0), x);
 }

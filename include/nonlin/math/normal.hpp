@@ -106,7 +106,7 @@ struct normal_tail {
   // be a relative error of 2^-24 a / |g - a c| on the left, ~1 ulp.
   V slope_left_unscaled() const noexcept {
     auto c = math::constant<V>(inv_sqrt_2pi_split);
-    return e.unscaled_times(math::fma(math::neg(a), c.hi, math::fma(math::neg(a), c.lo, g)));
+    return e.unscaled_times(math::fnma(a, c.hi, math::fnma(a, c.lo, g)));
   }
 };
 

@@ -131,6 +131,28 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
   }
 }
 
+// c - a*b: fma(-a, b, c) without the sign flip as an instruction of its own (math::neg works on
+// the bits, which compilers do not fold into the fma). The same bits: without an FMA unit,
+// (-a) b + c and c - a b round alike.
+template <real_value V>
+inline V fnma(V const& a, V const& b, V const& c) noexcept {
+  if constexpr (arch::has_fma<V>) {
+    return arch::fnma(a, b, c);
+  } else {
+    return c - a * b;
+  }
+}
+
+// a*b - c: fma(a, b, -c) likewise.
+template <real_value V>
+inline V fms(V const& a, V const& b, V const& c) noexcept {
+  if constexpr (arch::has_fma<V>) {
+    return arch::fms(a, b, c);
+  } else {
+    return a * b - c;
+  }
+}
+
 // a / b rounded once, for scalars and every batch. Not / on a batch: xsimd 8.1 divides float
 // batches on aarch64 by an estimate and Newton steps, up to an ulp off (arch::divide), so
 // nonlin's math divides through here.
@@ -202,6 +224,13 @@ template <real_value V>
 inline V neg(V const& x) noexcept {
   using I = typename detail::companions<scalar_t<V>>::integer;
   return math::from_bits<V>(math::as_bits(x) ^ int_t<V>(std::numeric_limits<I>::min()));
+}
+
+// -|x|: the sign bit set, one or (neg(abs(x)) is an and and an xor that compilers keep apart).
+template <real_value V>
+inline V neg_abs(V const& x) noexcept {
+  using I = typename detail::companions<scalar_t<V>>::integer;
+  return math::from_bits<V>(math::as_bits(x) | int_t<V>(std::numeric_limits<I>::min()));
 }
 
 // |magnitude| with the sign of s.
