@@ -12,6 +12,7 @@
 //   divide         a / b rounded once, float batches                 (aarch64: see there)
 //   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
 //   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
+//   zero_infinite_or_subnormal_class   the same or subnormal, one vfpclass
 //   subnormal_class          x is subnormal, one vfpclass (on the bits: DAZ does not hide them)
 //   reciprocal_estimate      1/x to 2^-14, vrcp14                    (AVX-512F + VL)
 //   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
@@ -421,6 +422,28 @@ inline auto zero_or_infinite_class(V const& x) noexcept {
     return mask(_mm512_fpclass_ps_mask(x, zero_or_inf_classes));
   } else {
     return mask(_mm512_fpclass_pd_mask(x, zero_or_inf_classes));
+  }
+#else
+  (void)x;
+  return mask(false);  // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// The lanes that are +-0, +-inf or subnormal (on the bits: DAZ does not hide them), by one
+// vfpclass; the same has_ flag as zero_or_infinite_class.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline auto zero_infinite_or_subnormal_class(V const& x) noexcept {
+  static_assert(has_zero_or_infinite_class<V>,
+                "arch::zero_infinite_or_subnormal_class: not for this V");
+  using mask = typename V::batch_bool_type;
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  constexpr int classes = 0x02 | 0x04 | 0x08 | 0x10 | 0x20;
+  if constexpr (detail::is_float<V>) {
+    return mask(_mm512_fpclass_ps_mask(x, classes));
+  } else {
+    return mask(_mm512_fpclass_pd_mask(x, classes));
   }
 #else
   (void)x;

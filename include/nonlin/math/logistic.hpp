@@ -298,9 +298,7 @@ inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> con
   // underflows only below min_arg. Two selects at the end of the chain cost ~0.9 cycles each
   // (design.md: an operation costs by how long it waits), the test of x and z ~0.2 each.
   auto const limits_may_apply =
-      math::either(math::either(math::zero_or_infinite(x),
-                                math::abs(x) < V(std::numeric_limits<scalar_t<V>>::min())),
-                   z.hi < V(K::min_arg));
+      math::either(math::zero_infinite_or_subnormal(x), z.hi < V(K::min_arg));
   if (math::any(limits_may_apply)) [[unlikely]] {
     // An infinite k (x = +-inf where z >= 0): the quotient's residual is NaN, k itself the
     // limit; a zero k: the residual's +0 would lose the sign of x = -0.

@@ -283,6 +283,17 @@ inline mask_t<V> zero_or_infinite(V const& x) noexcept {
   }
 }
 
+// x is +-0, +-inf or subnormal (|x| below the smallest normal number, or infinite).
+template <real_value V>
+inline mask_t<V> zero_infinite_or_subnormal(V const& x) noexcept {
+  if constexpr (arch::has_zero_or_infinite_class<V>) {
+    return arch::zero_infinite_or_subnormal_class(x);
+  } else {
+    return math::either(math::zero_or_infinite(x),
+                        math::abs(x) < V(std::numeric_limits<scalar_t<V>>::min()));
+  }
+}
+
 // 1/x to about 2^-14 relative (vrcp14 with AVX-512, for scalars too; a division elsewhere): for
 // the small correction terms of double-float quotients, where 2^-14 of a term of 2^-24 is far
 // below any rounding, and a division would cost more than the whole correction.
