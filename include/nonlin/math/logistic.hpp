@@ -446,8 +446,9 @@ inline V tanh(V const& x) noexcept {
   V const r = math::quotient_seed(d.hi);
   V const q0 = m * r;
   V const residual = math::fnma(q0, d.lo, math::fnma(q0, d.hi, m));
-  // One copysign for every lane (tanh(-0) = -0).
-  return math::copysign(math::fma(residual, r, q0), x);
+  // The sign of x for every lane (tanh(-0) = -0). The quotient of m >= 0 by m + 2 has its sign
+  // bit clear, NaN from a NaN x included (abs cleared it, and the operations pass it on).
+  return math::with_sign_of(math::fma(residual, r, q0), x);
 }
 
 // tanh'(x) = sech^2 x = 4 e / (1 + e)^2, e = e^(-2|x|): the same as 4 sigma'(2x).

@@ -239,6 +239,13 @@ inline V copysign(V const& magnitude, V const& s) noexcept {
   return math::from_bits<V>(math::as_bits(math::abs(magnitude)) | math::as_bits(math::sign_bit(s)));
 }
 
+// A magnitude whose sign bit is clear (a NaN included) with the sign of s: copysign without
+// clearing what is clear already (one vpternlog instead of an and and a vpternlog).
+template <real_value V>
+inline V with_sign_of(V const& magnitude, V const& s) noexcept {
+  return math::from_bits<V>(math::as_bits(magnitude) | math::as_bits(math::sign_bit(s)));
+}
+
 namespace detail {
 // x86's max (take_max) or min of (bound, x): "bound > x ? bound : x" / "bound < x ? bound : x",
 // x where either is NaN; one instruction on batches, the same select on scalars.
