@@ -31,6 +31,16 @@ struct sigmoid {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::sigmoid_derivative_times(x, dy);
   }
+  // Both from one exp (the gated units need both): the same bits as operator() and derivative.
+  template <real_value V>
+  NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
+    return math::sigmoid_and_derivative(x);
+  }
+  // backward(x, dy) from derivative(x) already evaluated.
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+    return math::sigmoid_derivative_product(dy * derivative, x, dy);
+  }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     return y * (math::c<V>(1) - y);

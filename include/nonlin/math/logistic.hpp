@@ -169,26 +169,46 @@ inline V divide_by_one_plus(V const& n, V const& e, V const& n_lo) noexcept {
   return detail::divide_by_one_plus<true>(n, e, n_lo);
 }
 
+namespace detail {
+// sigma(z) and c sigma'(z) from e = e^-|z| (the lean exp), for one exp shared by both.
+template <real_value V>
+inline V sigmoid_given(V const& z, exp_scaled<V> const& e) noexcept {
+  V const value = e.value();
+  return math::divide_by_one_plus(math::select(z >= V(0), math::c<V>(1), value), value);
+}
+template <real_value V>
+inline V sigmoid_derivative_given(exp_scaled<V> const& e, V const& power_of_two) noexcept {
+  auto k = math::constant_by_square_hi_lo(power_of_two, math::one_plus(math::exp_hi_lo(e)));
+  return math::times(e, k);
+}
+}  // namespace detail
+
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
-  V const one(scalar_t<V>(1));
-  V const e = math::exp_nonpositive(math::neg_abs(z));
-  return math::divide_by_one_plus(math::select(z >= V(0), one, e), e);
+  return detail::sigmoid_given(z, math::exp_scaled_nonpositive(math::neg_abs(z)));
 }
 
 // sigma'(z) = e / (1 + e)^2, times a power of two c (exact on the quotient, so that a subnormal
 // c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
-  auto e = math::exp_scaled_nonpositive(math::neg_abs(z));
-  auto k = math::constant_by_square_hi_lo(power_of_two, math::one_plus(math::exp_hi_lo(e)));
-  return math::times(e, k);
+  return detail::sigmoid_derivative_given(math::exp_scaled_nonpositive(math::neg_abs(z)),
+                                          power_of_two);
 }
 
-// dy c sigma'(z) rounded once (math::with_product_tail).
+// sigma(z) and sigma'(z) from one exp, the same bits as sigmoid and sigmoid_derivative (the gated
+// units need both at the same z).
 template <real_value V>
-inline V sigmoid_derivative_times(V const& z, V const& dy,
-                                  V const& power_of_two = c<V>(1)) noexcept {
+inline value_and_slope<V> sigmoid_and_derivative(V const& z) noexcept {
+  auto e = math::exp_scaled_nonpositive(math::neg_abs(z));
+  return {detail::sigmoid_given(z, e), detail::sigmoid_derivative_given(e, math::c<V>(1))};
+}
+
+// dy c sigma'(z) rounded once, given common = dy times sigmoid_derivative(z, c)
+// (math::with_product_tail).
+template <real_value V>
+inline V sigmoid_derivative_product(V const& common, V const& z, V const& dy,
+                                    V const& power_of_two = c<V>(1)) noexcept {
   V const a = math::neg_abs(z);
   auto tail = [](V arg, V factor, V power) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
@@ -196,8 +216,15 @@ inline V sigmoid_derivative_times(V const& z, V const& dy,
     auto k = math::constant_by_square_hi_lo(power, math::one_plus(value));
     return math::scale_times(math::unscaled_times(e, k), e.n, factor);
   };
-  return math::with_product_tail(dy * math::sigmoid_derivative(z, power_of_two), a, tail, a, dy,
-                                 power_of_two);
+  return math::with_product_tail(common, a, tail, a, dy, power_of_two);
+}
+
+// dy c sigma'(z) rounded once.
+template <real_value V>
+inline V sigmoid_derivative_times(V const& z, V const& dy,
+                                  V const& power_of_two = c<V>(1)) noexcept {
+  return math::sigmoid_derivative_product(dy * math::sigmoid_derivative(z, power_of_two), z, dy,
+                                          power_of_two);
 }
 
 // dy sigma(z) rounded once, given common = dy times a sigma(z) that is a normal number wherever
