@@ -92,7 +92,7 @@ struct swish {
   // a quarter fewer operations (one branch on the parameter, the same for every element).
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
-    return beta == 1.0 ? math::x_sigmoid(x, x) : detail::swish_forward(x, {beta, 0.0});
+    return beta == 1.0 ? math::x_sigmoid(x) : detail::swish_forward(x, {beta, 0.0});
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
@@ -110,7 +110,7 @@ struct swish {
 struct silu {
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
-    return math::x_sigmoid(x, x);  // swish with beta = 1, whose z = 1 x is exact
+    return math::x_sigmoid(x);  // swish with beta = 1
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {

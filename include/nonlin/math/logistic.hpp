@@ -305,19 +305,22 @@ inline exp_scaled<V> with_value_exponent(exp_scaled<V> const& e) noexcept {
 //   x sigma(z) = k / (1 + e) 2^s,  k = x, s = 0 (z >= 0);  k = (x/2)(1 + m), s = n + 1 (z < 0),
 // one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
 // finite x (1 + m is up to 1.42); it is exact except for a subnormal x with z < 0, whose result
-// is subnormal too (one more rounding there, at most an ulp of 2^-149).
+// is subnormal too (one more rounding there, at most an ulp of 2^-149). Where z is x itself
+// (silu), k = x (1 + m) and s = n: on the left k overflows only for x below -2^127 / 1.42,
+// far below min_arg, where the limits below give the result; two operations a batch fewer, and
+// a subnormal x is exact too.
 namespace detail {
-template <real_value V>
+template <bool z_is_x = false, real_value V>
 inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> const& e) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto right = z.hi >= V(0);
-  V const half_x = x * math::c<V>(0.5);
-  V const left_k = math::fma(half_x, e.m, half_x);
+  V const scaled_x = z_is_x ? x : x * math::c<V>(0.5);
+  V const left_k = math::fma(scaled_x, e.m, scaled_x);
   V const k = math::select(right, x, left_k);
-  // left_k's rounding (half_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into the
-  // quotient's residual: 0.5 ulp less on the left.
-  V const k_lo = math::select(right, V(0), math::fma(half_x, e.m, half_x - left_k));
-  V const s = math::select(right, V(0), e.n + math::c<V>(1));
+  // left_k's rounding (scaled_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into
+  // the quotient's residual: 0.5 ulp less on the left.
+  V const k_lo = math::select(right, V(0), math::fma(scaled_x, e.m, scaled_x - left_k));
+  V const s = math::select(right, V(0), z_is_x ? e.n : e.n + math::c<V>(1));
   V const q = math::divide_by_one_plus(k, e.value(), k_lo);
   V y = math::scale(q, s);
   // The limits, in a branch taken by the batches that hold a lane where one may apply: k is 0
@@ -344,12 +347,12 @@ inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
   return detail::x_sigmoid_given(x, z, e);
 }
 
-// x sigma(z) for an exact z (silu: z = x).
+// x sigma(x) (silu).
 template <real_value V>
-inline V x_sigmoid(V const& x, V const& z) noexcept {
-  double_float<V> const exact{z, V(0)};
+inline V x_sigmoid(V const& x) noexcept {
+  double_float<V> const exact{x, V(0)};
   auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, false>(exact);
-  return detail::x_sigmoid_given(x, exact, e);
+  return detail::x_sigmoid_given<true>(x, exact, e);
 }
 
 // d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With e = e^-|z|, d = 1 + e and the
@@ -440,7 +443,7 @@ inline value_and_slope<V> x_sigmoid_and_derivative(V const& x,
                                                    double_float<V> const& bracket) noexcept {
   double_float<V> const exact{x, V(0)};
   auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, false>(exact);
-  return {detail::x_sigmoid_given(x, exact, e),
+  return {detail::x_sigmoid_given<true>(x, exact, e),
           detail::x_sigmoid_derivative_given<exp_range::value>(exact, bracket, e, V(0))};
 }
 
