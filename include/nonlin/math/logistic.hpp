@@ -308,7 +308,8 @@ inline exp_scaled<V> with_value_exponent(exp_scaled<V> const& e) noexcept {
 // is subnormal too (one more rounding there, at most an ulp of 2^-149). Where z is x itself
 // (silu), k = x (1 + m) and s = n: on the left k overflows only for x below -2^127 / 1.42,
 // far below min_arg, where the limits below give the result; two operations a batch fewer, and
-// a subnormal x is exact too.
+// correctly rounded for tiny x too, where the halved quotient is subnormal (x in (-2^-124, 0)
+// in float: up to an ulp off with the halving).
 namespace detail {
 template <bool z_is_x = false, real_value V>
 inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> const& e) noexcept {

@@ -233,17 +233,17 @@ inline V neg_abs(V const& x) noexcept {
   return math::from_bits<V>(math::as_bits(x) | int_t<V>(std::numeric_limits<I>::min()));
 }
 
-// |magnitude| with the sign of s.
-template <real_value V>
-inline V copysign(V const& magnitude, V const& s) noexcept {
-  return math::from_bits<V>(math::as_bits(math::abs(magnitude)) | math::as_bits(math::sign_bit(s)));
-}
-
 // A magnitude whose sign bit is clear (a NaN included) with the sign of s: copysign without
 // clearing what is clear already (one vpternlog instead of an and and a vpternlog).
 template <real_value V>
 inline V with_sign_of(V const& magnitude, V const& s) noexcept {
   return math::from_bits<V>(math::as_bits(magnitude) | math::as_bits(math::sign_bit(s)));
+}
+
+// |magnitude| with the sign of s.
+template <real_value V>
+inline V copysign(V const& magnitude, V const& s) noexcept {
+  return math::with_sign_of(math::abs(magnitude), s);
 }
 
 namespace detail {
