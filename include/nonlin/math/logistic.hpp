@@ -122,18 +122,6 @@ inline double_float<V> quotient_by_square_hi_lo(double_float<V> const& n,
   return {q.hi, math::select(math::zero_or_infinite(q.hi), V(0), q.lo)};
 }
 
-// c / (d.hi + d.lo)^2 as hi + lo for a constant c != 0 and d >= 1, as quotient_by_square_hi_lo
-// without what that needs for a general numerator: no low part to add, and no guard for a hi
-// of 0 or infinity, which cannot occur here (three operations a batch less in sigma').
-template <real_value V>
-inline double_float<V> constant_by_square_hi_lo(V const& c, double_float<V> const& d) noexcept {
-  auto d2 = math::square_hi_lo(d);
-  V const r = math::quotient_seed(d2.hi);
-  V const hi = c * r;
-  V const residual = math::fnma(hi, d2.hi, c);
-  return {hi, math::fnma(hi, d2.lo, residual) * r};
-}
-
 // (n.hi + n.lo) / (d.hi + d.lo)^2 rounded once: quotient_by_square_hi_lo's hi + lo.
 template <real_value V>
 inline V divide_by_square(double_float<V> const& n, double_float<V> const& d) noexcept {
@@ -176,10 +164,35 @@ inline V sigmoid_given(V const& z, exp_scaled<V> const& e) noexcept {
   V const value = e.value();
   return math::divide_by_one_plus(math::select(z >= V(0), math::c<V>(1), value), value);
 }
+// c sigma'(z) = c q (1 - q), q = sigma(-|z|) = e / (1 + e) in [0, 1/2], before e's scale 2^n:
+// e = (u + u_lo) 2^n with u = 1 + m rounded and u_lo what that rounding lost, and v = u 2^n its
+// value (rounded where subnormal). q = q0 + q_lo, q0 = v r from the seed r of 1 / (1 + v), the
+// residual e - q0 (1 + e) = 2^n ((u - q0 2^-n) - (q0 2^-n) v + u_lo (1 - q0)) (u - q0 2^-n
+// exact: q0 is within a factor 2 of v), q_lo = residual r. Then c q (1 - q) = c q0 (1 - q0) + c
+// q_lo (1 - 2 q0) to 2^-28: the first term by one fma, rounded once, the second added by one
+// more. Near z = 0 (q ~ 1/2) the second vanishes, and so does the error of e (d sigma' / de = 0
+// at e = 1); in the tails it is a 2^-14 correction. 18 operations after the exp, where c / (1 +
+// e)^2 from the squared denominator took 22.
+template <real_value V>
+inline V sigmoid_derivative_unscaled(exp_scaled<V> const& e, V const& value,
+                                     V const& power_of_two) noexcept {
+  V const one = math::c<V>(1);
+  V const u = one + e.m;
+  V const u_lo = (one - u) + e.m;
+  V const r = math::quotient_seed(one + value);
+  V const q0_unscaled = u * r;
+  V const q0 = value * r;
+  V const one_minus_q0 = one - q0;
+  V const residual =
+      math::fma(u_lo, one_minus_q0, math::fnma(q0_unscaled, value, u - q0_unscaled));
+  V const c_q0 = q0_unscaled * power_of_two;
+  V const head = math::fnma(c_q0, q0, c_q0);
+  return math::fma((residual * r) * power_of_two, one_minus_q0 - q0, head);
+}
+
 template <real_value V>
 inline V sigmoid_derivative_given(exp_scaled<V> const& e, V const& power_of_two) noexcept {
-  auto k = math::constant_by_square_hi_lo(power_of_two, math::one_plus(math::exp_hi_lo(e)));
-  return math::times(e, k);
+  return math::scale(detail::sigmoid_derivative_unscaled(e, e.value(), power_of_two), e.n);
 }
 }  // namespace detail
 
@@ -212,9 +225,8 @@ inline V sigmoid_derivative_product(V const& common, V const& z, V const& dy,
   V const a = math::neg_abs(z);
   auto tail = [](V arg, V factor, V power) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
-    auto value = math::exp_hi_lo(exp_scaled<V>{e.m, math::value_exponent(e.n)});
-    auto k = math::constant_by_square_hi_lo(power, math::one_plus(value));
-    return math::scale_times(math::unscaled_times(e, k), e.n, factor);
+    V const value = exp_scaled<V>{e.m, math::value_exponent(e.n)}.value();
+    return math::scale_times(detail::sigmoid_derivative_unscaled(e, value, power), e.n, factor);
   };
   return math::with_product_tail(common, a, tail, a, dy, power_of_two);
 }
