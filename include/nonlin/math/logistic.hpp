@@ -183,8 +183,7 @@ inline V sigmoid_derivative_unscaled(exp_scaled<V> const& e, V const& value,
   V const q0_unscaled = u * r;
   V const q0 = value * r;
   V const one_minus_q0 = one - q0;
-  V const residual =
-      math::fma(u_lo, one_minus_q0, math::fnma(q0_unscaled, value, u - q0_unscaled));
+  V const residual = math::fma(u_lo, one_minus_q0, math::fnma(q0_unscaled, value, u - q0_unscaled));
   V const c_q0 = q0_unscaled * power_of_two;
   V const head = math::fnma(c_q0, q0, c_q0);
   return math::fma((residual * r) * power_of_two, one_minus_q0 - q0, head);
