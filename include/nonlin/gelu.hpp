@@ -66,7 +66,7 @@ struct gelu_exact {
 struct gelu_tanh {
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
-    return math::x_sigmoid(x, argument(x));
+    return math::x_sigmoid(x, argument(x), math::unhalved_left);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {

@@ -316,23 +316,28 @@ inline exp_scaled<V> with_value_exponent(exp_scaled<V> const& e) noexcept {
 //   x sigma(z) = k / (1 + e) 2^s,  k = x, s = 0 (z >= 0);  k = (x/2)(1 + m), s = n + 1 (z < 0),
 // one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
 // finite x (1 + m is up to 1.42); it is exact except for a subnormal x with z < 0, whose result
-// is subnormal too (one more rounding there, at most an ulp of 2^-149). Where z is x itself
-// (silu), k = x (1 + m) and s = n: on the left k overflows only for x below -2^127 / 1.42,
-// far below min_arg, where the limits below give the result; two operations a batch fewer, and
-// correctly rounded for tiny x too, where the halved quotient is subnormal (x in (-2^-124, 0)
-// in float: up to an ulp off with the halving).
+// is subnormal too (one more rounding there, at most an ulp of 2^-149). Where z <= -|x| / 2 on
+// the left, k = x (1 + m) and s = n (`unhalved`): k overflows only for x below -2^127 / 1.42,
+// where z is far below min_arg and the limits below give the result; two operations a batch
+// fewer, and correctly rounded for tiny x too, where the halved quotient is subnormal (x in
+// (-2^-124, 0) in float: up to an ulp off with the halving). silu (z = x) and gelu_tanh
+// (z = x (c1 + c3 x^2), c1 > 1.5) take it; swish and gelu_quick, whose slope is a parameter
+// that may be tiny, do not.
+struct unhalved_left_t {};
+inline constexpr unhalved_left_t unhalved_left{};
+
 namespace detail {
-template <bool z_is_x = false, real_value V>
+template <bool unhalved = false, real_value V>
 inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> const& e) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto right = z.hi >= V(0);
-  V const scaled_x = z_is_x ? x : x * math::c<V>(0.5);
+  V const scaled_x = unhalved ? x : x * math::c<V>(0.5);
   V const left_k = math::fma(scaled_x, e.m, scaled_x);
   V const k = math::select(right, x, left_k);
   // left_k's rounding (scaled_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into
   // the quotient's residual: 0.5 ulp less on the left.
   V const k_lo = math::select(right, V(0), math::fma(scaled_x, e.m, scaled_x - left_k));
-  V const s = math::select(right, V(0), z_is_x ? e.n : e.n + math::c<V>(1));
+  V const s = math::select(right, V(0), unhalved ? e.n : e.n + math::c<V>(1));
   V const q = math::divide_by_one_plus(k, e.value(), k_lo);
   V y = math::scale(q, s);
   // The limits, in a branch taken by the batches that hold a lane where one may apply: k is 0
@@ -357,6 +362,13 @@ template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
   auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, true>(z);
   return detail::x_sigmoid_given(x, z, e);
+}
+
+// The same for a z with z <= -|x| / 2 wherever z < 0 (see above).
+template <real_value V>
+inline V x_sigmoid(V const& x, double_float<V> const& z, unhalved_left_t) noexcept {
+  auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, true>(z);
+  return detail::x_sigmoid_given<true>(x, z, e);
 }
 
 // x sigma(x) (silu).
