@@ -366,7 +366,7 @@ inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
 
 // The same for a z with z <= -|x| / 2 wherever z < 0 (see above).
 template <real_value V>
-inline V x_sigmoid(V const& x, double_float<V> const& z, unhalved_left_t) noexcept {
+inline V x_sigmoid(V const& x, double_float<V> const& z, unhalved_left_t /*unhalved*/) noexcept {
   auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, true>(z);
   return detail::x_sigmoid_given<true>(x, z, e);
 }
