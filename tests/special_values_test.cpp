@@ -155,6 +155,30 @@ TYPED_TEST(SpecialValues, SignedZero) {
   EXPECT_EQ(lane(sigmoid{}.derivative(V(tiny)), 0), T(0.25));
 }
 
+// softplus' and log_sigmoid' from an output they never give (y < 0 and y > 0): the range's edge,
+// derivative 0; the edge itself 0 too, and the linear piece of a finite threshold still 1.
+TYPED_TEST(SpecialValues, OutputsOutsideTheRangeCountAsTheEdge) {
+  using V = TypeParam;
+  using T = scalar_t<V>;
+  T const inf = std::numeric_limits<T>::infinity();
+  T const max = std::numeric_limits<T>::max();
+  for (T const y : {T(0.5), T(1), T(100), max, inf}) {
+    // -expm1(0): -0, as at the edge itself.
+    EXPECT_EQ(lane(log_sigmoid{}.derivative_from_output(V(y)), 0), T(0)) << y;
+    EXPECT_EQ(lane(softplus{}.derivative_from_output(V(-y)), 0), T(0)) << -y;
+    EXPECT_EQ(lane(softplus{.beta = 2.0, .threshold = 10.0}.derivative_from_output(V(-y)), 0), T(1))
+        << -y;
+  }
+  EXPECT_EQ(lane(log_sigmoid{}.derivative_from_output(V(T(0))), 0), T(0));
+  EXPECT_EQ(lane(softplus{}.derivative_from_output(V(T(0))), 0), T(0));
+  // Inside the range, sigma(x) from y: log_sigmoid(x) = log(1/4) at sigma(x) = 1/4, so
+  // sigma(-x) = 3/4; softplus(x) = log 2 at x = 0, sigma(0) = 1/2.
+  T const quarter = lane(log_sigmoid{}.derivative_from_output(V(std::log(T(0.25)))), 0);
+  EXPECT_NEAR(quarter, T(0.75), T(4) * std::numeric_limits<T>::epsilon());
+  T const half = lane(softplus{}.derivative_from_output(V(std::log(T(2)))), 0);
+  EXPECT_NEAR(half, T(0.5), T(4) * std::numeric_limits<T>::epsilon());
+}
+
 // The kink policy, one rule for all: the left piece's derivative at an inner kink, 0 on a
 // closed saturation boundary.
 TYPED_TEST(SpecialValues, KinkPolicy) {

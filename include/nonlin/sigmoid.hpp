@@ -70,7 +70,7 @@ struct log_sigmoid {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
-    return math::neg(math::expm1(y));
+    return math::one_minus_exp_nonpositive(y);
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
@@ -112,7 +112,7 @@ struct softplus {
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     V const z = y * math::c<V>(beta);
-    V const smooth = math::neg(math::expm1(math::neg(z)));
+    V const smooth = math::one_minus_exp_nonpositive(math::neg(z));
     if (threshold >= exact_from<scalar_t<V>>()) {
       // The linear piece starts where the smooth derivative rounds to 1 anyway. The branch keeps
       // the constant below out of the default's loop: GCC recomputed it (a log1p, three
@@ -120,7 +120,7 @@ struct softplus {
       return smooth;
     }
     // Smooth outputs are >= 0: a negative z (a threshold below 0 puts the linear piece there)
-    // is the linear piece too, where -expm1(-z) would be -inf.
+    // is the linear piece too, where the smooth form gives 0 (one_minus_exp_nonpositive).
     V const output_from = math::softplus(linear_from<V>(threshold));
     auto linear = math::either(z > output_from, z < V(0));
     return math::select(linear, math::c<V>(1), smooth);
