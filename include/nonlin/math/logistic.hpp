@@ -2,7 +2,8 @@
 #pragma once
 // The logistic sigmoid and what is built on it, all from e = e^(-|z|), which never overflows:
 //   sigma(z) = (z >= 0 ? 1 : e) / (1 + e)           (the stable split: no e^-x overflow)
-//   sigma'(z) = sigma(z) sigma(-z) = e / (1 + e)^2   (no 1 - sigma cancellation in the tails)
+//   sigma'(z) = sigma(z) sigma(-z) = q (1 - q), q = sigma(-|z|) = e / (1 + e) <= 1/2 as hi + lo
+//                                                    (no 1 - sigma cancellation in the tails)
 //   x sigma(z) and its derivative for a z given as hi + lo (SiLU, Swish, quick and tanh GELU).
 // Where the result is e times something, the factor goes in before exp's final scale, so a
 // subnormal result is rounded once instead of losing its low bits to a subnormal e.
@@ -200,8 +201,8 @@ inline V sigmoid(V const& z) noexcept {
   return detail::sigmoid_given(z, math::exp_scaled_nonpositive(math::neg_abs(z)));
 }
 
-// sigma'(z) = e / (1 + e)^2, times a power of two c (exact on the quotient, so that a subnormal
-// c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
+// sigma'(z) = e / (1 + e)^2 = q (1 - q), times a power of two c (exact before the scale, so that a
+// subnormal c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
 template <real_value V>
 inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
   return detail::sigmoid_derivative_given(math::exp_scaled_nonpositive(math::neg_abs(z)),
