@@ -450,8 +450,8 @@ inline V expm1_nonpositive(V const& x) noexcept {
 
 // 1 - e^a = -expm1(a) for the a <= 0 of a log-probability: softplus' and log_sigmoid's
 // derivatives from their outputs (sigma(x) = 1 - e^(-softplus x), sigma(-x) = 1 - e^(log_sigmoid
-// x)). An a > 0, which neither output takes, counts as 0 (one min; the result 0, the limit at the
-// edge of the range, where -expm1(a) would be negative); NaN stays NaN. expm1_nonpositive
+// x)). An a > 0, which neither output takes, counts as 0 (one min; the result -0, as at the edge
+// of the range itself, where -expm1(a) would be negative); NaN stays NaN. expm1_nonpositive
 // instead of expm1: no clamp above, no far side and no selects for +inf.
 template <real_value V>
 inline V one_minus_exp_nonpositive(V const& a) noexcept {
