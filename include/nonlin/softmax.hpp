@@ -153,8 +153,19 @@ void backward_from_output(softmax const& f, std::span<T const> y, std::span<T co
     T const t = static_cast<T>(f.temperature);
     // |dy| <= max / 4 keeps dy - <y, dy> finite (|<y, dy>| <= max |dy| since y sums to 1).
     constexpr int scale_bits = 2;
-    auto add = [](auto& sum, auto p, auto g) { sum.add_product(p, g); };
-    if (t <= T(1)) {
+    auto add = [](auto& sum, auto p, auto g) {
+      if constexpr (requires { sum.add_small_product(p, g); }) {
+        sum.add_small_product(p, g);  // |p| <= 1: p g cannot overflow
+      } else {
+        sum.add_product(p, g);
+      }
+    };
+    if (t == T(1)) {
+      // The usual case without its multiplication by 1/T = 1 (the same bits, an operation less).
+      detail::backward_over_axis<Arch>(
+          shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
+          [](auto p, auto g, auto dot, auto) { return p * (g - dot); });
+    } else if (t < T(1)) {
       detail::backward_over_axis<Arch>(
           shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
           [](auto p, auto g, auto dot, auto inv_t) { return (p * inv_t) * (g - dot); });
@@ -181,14 +192,27 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
     detail::backward_from_output16<Arch>(f, y, dy, dx, shape);
   } else {
     int const scale_bits = static_cast<int>(std::bit_width(shape.axis)) + 1;
-    detail::backward_over_axis<Arch>(
-        shape, y.data(), dy.data(), dx.data(), static_cast<T>(f.temperature), scale_bits,
-        [](auto& sum, auto, auto g) { sum.add(g); },
-        [](auto logp, auto g, auto total, auto inv_t) {
-          using V = decltype(logp);
-          V const grad = math::fnma(math::exp(logp), total, g) * inv_t;
-          return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0), grad);
-        });
+    T const t = static_cast<T>(f.temperature);
+    // At T = 1 without the multiplication by 1/T = 1 (the same bits, an operation less).
+    auto run = [&]<bool unit_temperature>(std::bool_constant<unit_temperature>) {
+      detail::backward_over_axis<Arch>(
+          shape, y.data(), dy.data(), dx.data(), t, scale_bits,
+          [](auto& sum, auto, auto g) { sum.add(g); },
+          [](auto logp, auto g, auto total, auto inv_t) {
+            using V = decltype(logp);
+            V grad = math::fnma(math::exp(logp), total, g);
+            if constexpr (!unit_temperature) {
+              grad = grad * inv_t;
+            }
+            return math::select(logp == V(-std::numeric_limits<scalar_t<V>>::infinity()), V(0),
+                                grad);
+          });
+    };
+    if (t == T(1)) {
+      run(std::true_type{});
+    } else {
+      run(std::false_type{});
+    }
   }
 }
 

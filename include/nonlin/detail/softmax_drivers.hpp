@@ -276,25 +276,24 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
       // The sum, and the largest |dy| unless `scaled` (then dy is multiplied by `down`).
       auto reduce_row = [&]<bool scaled>(std::bool_constant<scaled>, B& largest) {
         math::wide_sum<B> lanes;
-        math::compensated_sum<T> rest;
-        std::size_t i = 0;
-        for (; i + width <= shape.axis; i += width) {
-          B g = B::load_unaligned(dy + base + i);
+        auto take = [&](B g, B y_i) {
           if constexpr (scaled) {
             g = g * B(down);
           } else {
             largest = max_magnitude(largest, g);
           }
-          add(lanes, B::load_unaligned(y + base + i), g);
+          add(lanes, y_i, g);
+        };
+        std::size_t i = 0;
+        for (; i + width <= shape.axis; i += width) {
+          take(B::load_unaligned(dy + base + i), B::load_unaligned(y + base + i));
         }
-        T largest_rest = T(0);
-        for (; i < shape.axis; ++i) {
-          T const g = scaled ? dy[base + i] * down : dy[base + i];
-          add(rest, y[base + i], g);
-          largest_rest = max_magnitude(largest_rest, g);
+        if (i < shape.axis) {
+          // The tail as one batch padded with zeros: y 0 and dy 0 add nothing.
+          take(load_partial<B>(dy + base + i, shape.axis - i, T(0)),
+               load_partial<B>(y + base + i, shape.axis - i, T(0)));
         }
-        largest = max_magnitude(largest, B(largest_rest));
-        return B(lanes.total_with(rest));
+        return B(lanes.total_with(math::compensated_sum<T>{}));
       };
       B largest(T(0));
       B const reduce = reduce_row(std::false_type{}, largest);
