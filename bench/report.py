@@ -486,6 +486,8 @@ def print_softmax(rows):
     peers = [v for v in variants if v in PEERS]
     print("## Softmax over rows (float, 256k elements per run; elements/ns)\n")
     header = ["direction", "function", "C"] + variants + ["fastest peer", "nonlin / fastest peer"]
+    if "fast" in variants:
+        header.append("fast / fastest peer")
     out = []
     for type_ in ("float", "bf16"):
         for direction, label in (("fwd", "forward"), ("bwdy", "backward from output")):
@@ -500,13 +502,15 @@ def print_softmax(rows):
                     out.append([f"{label} ({type_})", function, str(c)]
                                + [fmt(values[v]) for v in variants]
                                + [best[1] if best else "-",
-                                  fmt_ratio(values.get("nonlin"), best[0] if best else None)])
+                                  fmt_ratio(values.get("nonlin"), best[0] if best else None)]
+                               + ([fmt_ratio(values.get("fast"), best[0] if best else None)]
+                                  if "fast" in variants else []))
     print(table(header, out))
     print("\n(std: a plain loop, softmax only: max, std::exp, sum, divide forward; dot product, "
           "then y (dy - dot) backward. Backward from the output: every variant is given nonlin's "
           "y of the same logits and the same dy; the peers write softmax dx = y (dy - sum dy y) "
           "and log_softmax dx = dy - e^y sum dy with their own primitives (oneDNN: "
-          "softmax_v2_backward).)\n")
+          "softmax_v2_backward). fast: nonlin::fast::softmax and fast::log_softmax.)\n")
 
 
 if __name__ == "__main__":

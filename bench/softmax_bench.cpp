@@ -6,8 +6,8 @@
 // (softmax dx = y (dy - sum dy y), log_softmax dx = dy - e^y sum dy); every backward row is given
 // nonlin's y of the same logits and the same dy.
 //
-// Names: softmax/<dir>/<function>/float/<variant>/<C>, dir fwd | bwdy, variant nonlin | std |
-// a peer's name.
+// Names: softmax/<dir>/<function>/float/<variant>/<C>, dir fwd | bwdy, variant nonlin | fast (the
+// fast tier) | std | a peer's name.
 // Each run normalises 256k elements (262 rows of 1000, or 8 rows of 32000); items/s counts
 // elements.
 
@@ -237,5 +237,30 @@ BENCHMARK_TEMPLATE(backward_nonlin, nonlin::log_softmax)
     ->Arg(1000)
     ->Arg(32000);
 BENCHMARK(softmax_backward_std)->Name("softmax/bwdy/softmax/float/std")->Arg(1000)->Arg(32000);
+// The fast tier (nonlin::fast::softmax, fast::log_softmax) under the variant "fast".
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::softmax)
+    ->Name("softmax/fwd/softmax/float/fast")
+    ->Arg(1000)
+    ->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::log_softmax)
+    ->Name("softmax/fwd/log_softmax/float/fast")
+    ->Arg(1000)
+    ->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::softmax, nonlin::bfloat16)
+    ->Name("softmax/fwd/softmax/bf16/fast")
+    ->Arg(1000)
+    ->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::log_softmax, nonlin::bfloat16)
+    ->Name("softmax/fwd/log_softmax/bf16/fast")
+    ->Arg(1000)
+    ->Arg(32000);
+BENCHMARK_TEMPLATE(backward_nonlin, nonlin::fast::softmax)
+    ->Name("softmax/bwdy/softmax/float/fast")
+    ->Arg(1000)
+    ->Arg(32000);
+BENCHMARK_TEMPLATE(backward_nonlin, nonlin::fast::log_softmax)
+    ->Name("softmax/bwdy/log_softmax/float/fast")
+    ->Arg(1000)
+    ->Arg(32000);
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -506,6 +507,8 @@ TYPED_TEST(Softmax, NarrowerArchitecturesAgree) {
     v = static_cast<T>(normal(rng));
   }
   std::vector<T> const wide = softmax_of(x, 0.8, cols);
+  std::vector<T> fast_wide(x.size());
+  forward(fast::softmax{.temperature = 0.8}, std::span<T const>(x), std::span<T>(fast_wide), cols);
   auto check = [&](auto arch) {
     using Arch = decltype(arch);
     std::vector<T> y(x.size());
@@ -514,6 +517,15 @@ TYPED_TEST(Softmax, NarrowerArchitecturesAgree) {
       EXPECT_NEAR(y[i], wide[i],
                   (4.0 + double(cols) / 16) * std::numeric_limits<T>::epsilon() * wide[i])
           << Arch::name() << " " << i;
+    }
+    // The fast tier: its table exp on every architecture (a gather where there is no vpermps),
+    // its sums grouped by the batch width.
+    std::vector<T> fast_y(x.size());
+    forward<Arch>(fast::softmax{.temperature = 0.8}, std::span<T const>(x), std::span<T>(fast_y),
+                  cols);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      EXPECT_NEAR(fast_y[i], fast_wide[i], 8 * std::numeric_limits<T>::epsilon() * fast_wide[i])
+          << "fast " << Arch::name() << " " << i;
     }
   };
 #if XSIMD_WITH_SSE4_2
@@ -701,9 +713,10 @@ TYPED_TEST(Softmax, BadArgumentsThrowBeforeWriting) {
 }
 
 // The gradients within 4 units of u * (the sum of the magnitudes that make up each element)
-// (issue 10, item 9), at 10 to 10^5 classes (10^5 only where NONLIN_ACCURACY_STRIDE is 1),
-// T = 0.1, 1, 10, both layouts; tools/gradient_error prints the table (1-3.4 measured). Before:
-// <p, dp> and sum dy plain sums (up to 886 units in the strided layout at 10^5), the
+// (issue 10, item 9), the fast tier's too (its rounded products, four batches combined in the
+// element type: up to 3.15 measured), at 10 to 10^5 classes (10^5 only where NONLIN_ACCURACY_STRIDE
+// is 1), T = 0.1, 1, 10, both layouts; tools/gradient_error prints the table (1-3.4 measured).
+// Before: <p, dp> and sum dy plain sums (up to 886 units in the strided layout at 10^5), the
 // cross-entropy gradient from exp(log p) and a plain sum of q (up to 100 units).
 TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
   using T = TypeParam;
@@ -718,12 +731,161 @@ TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
           continue;  // 85 s of the aarch64 stage: binary128 long double emulated under qemu
         }
         for (double t : {0.1, 1.0, 10.0}) {
-          ge::setup const s{o, cols, t, inner, cols >= 100000 ? 1u : 4u, 7};
-          EXPECT_LE(ge::worst<T>(s), 4.0)
-              << ge::name(o) << " inner=" << inner << " cols=" << cols << " T=" << t;
+          for (bool fast : {false, true}) {
+            if (fast && o == ge::op::cross_entropy) {
+              continue;  // no fast tier of the loss
+            }
+            ge::setup const s{o, cols, t, inner, cols >= 100000 ? 1u : 4u, 7, fast};
+            EXPECT_LE(ge::worst<T>(s), 4.0) << (fast ? "fast::" : "") << ge::name(o)
+                                            << " inner=" << inner << " cols=" << cols << " T=" << t;
+          }
         }
       }
     }
+  }
+}
+
+// The fast tier (fast::softmax, fast::log_softmax) against long double over random rows (normal
+// and uniform logits, 1 to 32000 columns, T = 0.5, 1, 3): p within 3 + 3 |d| ulp, d = (z - m) / T
+// (the difference and its product with 1 / T rounded, as the peers form them: up to 2.2 |d| + 1
+// measured), log p within 3 ulp or 3 eps absolute (1.3 / 1.5 measured), rows summing to 1 as
+// the default tier's do.
+TYPED_TEST(Softmax, FastTierWithinItsBounds) {
+  using T = TypeParam;
+  constexpr long double eps = std::numeric_limits<T>::epsilon();
+  auto ulp_at = [](long double v) {
+    T const t = static_cast<T>(v);
+    return static_cast<long double>(std::nextafter(t, std::numeric_limits<T>::infinity())) -
+           static_cast<long double>(t);
+  };
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal(0, 8);
+  std::uniform_real_distribution<double> uniform(-8, 8);
+  double worst_p = 0;
+  double worst_log_p = 0;
+  for (int dist = 0; dist < 2; ++dist) {
+    for (std::size_t cols : {1u, 3u, 17u, 64u, 1000u, 4099u, 32000u}) {
+      for (double t : {0.5, 1.0, 3.0}) {
+        std::size_t const rows = cols > 5000 ? 1 : 4;
+        std::vector<T> x(rows * cols);
+        for (T& v : x) {
+          v = static_cast<T>(dist == 0 ? normal(rng) : uniform(rng));
+        }
+        std::vector<T> p(x.size());
+        std::vector<T> lp(x.size());
+        forward(fast::softmax{.temperature = t}, std::span<T const>(x), std::span<T>(p), cols);
+        forward(fast::log_softmax{.temperature = t}, std::span<T const>(x), std::span<T>(lp), cols);
+        long double const inv_t = 1.0L / static_cast<long double>(static_cast<T>(t));
+        for (std::size_t r = 0; r < rows; ++r) {
+          T const* z = x.data() + r * cols;
+          long double const m = *std::max_element(z, z + cols);
+          gradient_error::exact_sum s;
+          for (std::size_t i = 0; i < cols; ++i) {
+            s.add(std::exp((z[i] - m) * inv_t));
+          }
+          long double sum = 0;
+          for (std::size_t i = 0; i < cols; ++i) {
+            long double const d = (z[i] - m) * inv_t;
+            long double const exact = std::exp(d) / s.value();
+            long double const exact_log = d - std::log(s.value());
+            T const got = p[r * cols + i];
+            sum += got;
+            double const e = static_cast<double>(std::fabs(got - exact) / ulp_at(exact));
+            worst_p = std::max(worst_p, e / (3 + 3 * static_cast<double>(-d)));
+            long double const err_log = std::fabs(lp[r * cols + i] - exact_log);
+            double const e_log = static_cast<double>(
+                std::min(err_log / ulp_at(std::fabs(exact_log)), err_log / eps));
+            worst_log_p = std::max(worst_log_p, e_log / 3);
+          }
+          EXPECT_LE(std::abs(sum - 1), row_sum_bound<T>) << "cols " << cols << " T " << t;
+        }
+      }
+    }
+  }
+  EXPECT_LE(worst_p, 1.0);      // as a fraction of the bound
+  EXPECT_LE(worst_log_p, 1.0);  // as a fraction of the bound
+}
+
+// The fast tier keeps the masking policy: rows with a NaN or +inf and fully masked rows take the
+// default tier's path (the same bits), masked entries of a finite row give 0 / -inf, and their
+// gradients 0.
+TYPED_TEST(Softmax, FastTierMaskingPolicy) {
+  using T = TypeParam;
+  T const inf = std::numeric_limits<T>::infinity();
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> const x = {1, -inf, 2, -inf, -inf, -inf, -inf, -inf, 1, nan,
+                            2, 3,    1, inf,  2,    3,    0,    0,    0, 0};
+  std::vector<T> p(20);
+  std::vector<T> lp(20);
+  forward(fast::softmax{}, std::span<T const>(x), std::span<T>(p), 4);
+  forward(fast::log_softmax{}, std::span<T const>(x), std::span<T>(lp), 4);
+  std::vector<T> const p_default = softmax_of(x, 1, 4);
+  std::vector<T> const lp_default = log_softmax_of(x, 1, 4);
+  EXPECT_EQ(p[1], T(0));
+  EXPECT_EQ(p[3], T(0));
+  EXPECT_EQ(lp[1], -inf);
+  EXPECT_EQ(lp[3], -inf);
+  EXPECT_NEAR(p[0] + p[2], 1.0, 4 * std::numeric_limits<T>::epsilon());
+  using bits = std::array<unsigned char, sizeof(T)>;
+  for (std::size_t i = 4; i < 16; ++i) {
+    EXPECT_EQ(std::bit_cast<bits>(p[i]), std::bit_cast<bits>(p_default[i])) << i;
+    EXPECT_EQ(std::bit_cast<bits>(lp[i]), std::bit_cast<bits>(lp_default[i])) << i;
+  }
+  for (std::size_t i = 16; i < 20; ++i) {
+    EXPECT_EQ(p[i], T(0.25));
+  }
+  std::vector<T> const dy = {1, 5, 2, 7, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4};
+  std::vector<T> dx(20);
+  for (int log = 0; log < 2; ++log) {
+    if (log == 0) {
+      backward_from_output(fast::softmax{}, std::span<T const>(p), std::span<T const>(dy),
+                           std::span<T>(dx), 4);
+    } else {
+      backward_from_output(fast::log_softmax{}, std::span<T const>(lp), std::span<T const>(dy),
+                           std::span<T>(dx), 4);
+    }
+    EXPECT_EQ(dx[1], T(0));
+    EXPECT_EQ(dx[3], T(0));
+    for (std::size_t i = 4; i < 8; ++i) {
+      EXPECT_EQ(dx[i], T(0));
+    }
+  }
+}
+
+TEST(SoftmaxDouble, FastTierBackwardsMatchCentralDifferences) {
+  for (std::size_t cols : {1u, 3u, 8u, 33u, 100u}) {
+    for (double t : {0.5, 1.0, 2.5}) {
+      expect_directional(fast::softmax{.temperature = t}, cols, t);
+      expect_directional(fast::log_softmax{.temperature = t}, cols, t);
+    }
+  }
+}
+
+TYPED_TEST(Softmax, FastTierBadArgumentsThrowBeforeWriting) {
+  using T = TypeParam;
+  T const nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> const x(12, T(1));
+  std::vector<T> y(12, nan);
+  try {
+    forward(fast::log_softmax{.temperature = -1}, std::span<T const>(x), std::span<T>(y), 4);
+    FAIL() << "no exception";
+  } catch (std::invalid_argument const& e) {
+    EXPECT_NE(std::string(e.what()).find("fast::log_softmax"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(forward(fast::softmax{}, std::span<T const>(x), std::span<T>(y), 5),
+               std::invalid_argument);
+  std::vector<T> dx(12, nan);
+  EXPECT_THROW(backward_from_output(fast::softmax{}, std::span<T const>(x),
+                                    std::span<T const>(x).first(11), std::span<T>(dx), 4),
+               std::invalid_argument);
+  EXPECT_THROW(backward_from_output(fast::log_softmax{.temperature = 0}, std::span<T const>(x),
+                                    std::span<T const>(x), std::span<T>(dx), 4),
+               std::invalid_argument);
+  for (T v : y) {
+    EXPECT_TRUE(std::isnan(v));
+  }
+  for (T v : dx) {
+    EXPECT_TRUE(std::isnan(v));
   }
 }
 
@@ -1026,49 +1188,54 @@ std::vector<float> widened(std::vector<T> const& v) {
 
 TYPED_TEST(Softmax16, EqualsTheFloatDriverRoundedOnceInEveryLayout) {
   using T = TypeParam;
-  for (axis_layout const shape : {axis_layout{7, 33, 1}, axis_layout{3, 17, 5},
-                                  axis_layout{1, 2000, 1}, axis_layout{40, 1, 3}}) {
-    std::vector<T> const x = logits16<T>(shape.size(), 11, 12.0F);
-    std::vector<T> const dy = logits16<T>(shape.size(), 12, 1.0F);
-    for (double const t : {1.0, 0.5, 3.0}) {
-      std::vector<float> xf = widened(x);
-      std::vector<float> yf(xf.size());
-      std::vector<T> y(x.size());
-      forward(softmax{t}, std::span<float const>(xf), std::span<float>(yf), shape);
-      forward(softmax{t}, std::span<T const>(x), std::span<T>(y), shape);
-      for (std::size_t i = 0; i < y.size(); ++i) {
-        ASSERT_EQ(y[i].bits, T::from_float(yf[i]).bits) << "softmax i=" << i;
-      }
-      // backward from that y
-      std::vector<float> dxf(xf.size());
-      std::vector<T> dx(x.size());
-      std::vector<float> const ywf = widened(y);
-      std::vector<float> const dyf = widened(dy);
-      backward_from_output(softmax{t}, std::span<float const>(ywf), std::span<float const>(dyf),
-                           std::span<float>(dxf), shape);
-      backward_from_output(softmax{t}, std::span<T const>(y), std::span<T const>(dy),
-                           std::span<T>(dx), shape);
-      for (std::size_t i = 0; i < dx.size(); ++i) {
-        ASSERT_EQ(dx[i].bits, T::from_float(dxf[i]).bits) << "softmax backward i=" << i;
-      }
-      // log_softmax, in place
-      std::vector<T> in_place(x);
-      forward(log_softmax{t}, std::span<T const>(in_place), std::span<T>(in_place), shape);
-      forward(log_softmax{t}, std::span<float const>(xf), std::span<float>(yf), shape);
-      for (std::size_t i = 0; i < y.size(); ++i) {
-        ASSERT_EQ(in_place[i].bits, T::from_float(yf[i]).bits) << "log_softmax i=" << i;
-      }
-      std::vector<T> grad(dy);
-      std::vector<float> const lwf = widened(in_place);
-      backward_from_output(log_softmax{t}, std::span<float const>(lwf), std::span<float const>(dyf),
-                           std::span<float>(dxf), shape);
-      backward_from_output(log_softmax{t}, std::span<T const>(in_place), std::span<T const>(grad),
-                           std::span<T>(grad), shape);
-      for (std::size_t i = 0; i < dx.size(); ++i) {
-        ASSERT_EQ(grad[i].bits, T::from_float(dxf[i]).bits) << "log_softmax backward i=" << i;
+  // Both tiers: the 16-bit path runs the same float driver, fast or not.
+  auto check = [&]<class S, class L>(S, L) {
+    for (axis_layout const shape : {axis_layout{7, 33, 1}, axis_layout{3, 17, 5},
+                                    axis_layout{1, 2000, 1}, axis_layout{40, 1, 3}}) {
+      std::vector<T> const x = logits16<T>(shape.size(), 11, 12.0F);
+      std::vector<T> const dy = logits16<T>(shape.size(), 12, 1.0F);
+      for (double const t : {1.0, 0.5, 3.0}) {
+        std::vector<float> xf = widened(x);
+        std::vector<float> yf(xf.size());
+        std::vector<T> y(x.size());
+        forward(S{t}, std::span<float const>(xf), std::span<float>(yf), shape);
+        forward(S{t}, std::span<T const>(x), std::span<T>(y), shape);
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          ASSERT_EQ(y[i].bits, T::from_float(yf[i]).bits) << "softmax i=" << i;
+        }
+        // backward from that y
+        std::vector<float> dxf(xf.size());
+        std::vector<T> dx(x.size());
+        std::vector<float> const ywf = widened(y);
+        std::vector<float> const dyf = widened(dy);
+        backward_from_output(S{t}, std::span<float const>(ywf), std::span<float const>(dyf),
+                             std::span<float>(dxf), shape);
+        backward_from_output(S{t}, std::span<T const>(y), std::span<T const>(dy), std::span<T>(dx),
+                             shape);
+        for (std::size_t i = 0; i < dx.size(); ++i) {
+          ASSERT_EQ(dx[i].bits, T::from_float(dxf[i]).bits) << "softmax backward i=" << i;
+        }
+        // log_softmax, in place
+        std::vector<T> in_place(x);
+        forward(L{t}, std::span<T const>(in_place), std::span<T>(in_place), shape);
+        forward(L{t}, std::span<float const>(xf), std::span<float>(yf), shape);
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          ASSERT_EQ(in_place[i].bits, T::from_float(yf[i]).bits) << "log_softmax i=" << i;
+        }
+        std::vector<T> grad(dy);
+        std::vector<float> const lwf = widened(in_place);
+        backward_from_output(L{t}, std::span<float const>(lwf), std::span<float const>(dyf),
+                             std::span<float>(dxf), shape);
+        backward_from_output(L{t}, std::span<T const>(in_place), std::span<T const>(grad),
+                             std::span<T>(grad), shape);
+        for (std::size_t i = 0; i < dx.size(); ++i) {
+          ASSERT_EQ(grad[i].bits, T::from_float(dxf[i]).bits) << "log_softmax backward i=" << i;
+        }
       }
     }
-  }
+  };
+  check(softmax{}, log_softmax{});
+  check(fast::softmax{}, fast::log_softmax{});
 }
 
 TYPED_TEST(Softmax16, WithinOneUlpAndRowsSumToOne) {

@@ -39,12 +39,17 @@ int main(int argc, char** argv) {
       if (o == op::cross_entropy && inner != 1) {
         continue;
       }
-      for (int dtype = 0; dtype < 2; ++dtype) {
-        std::printf("| %s | %s | %s |", name(o), inner == 1 ? "rows" : "(outer, C, 3)",
-                    dtype == 0 ? "float" : "double");
+      for (int variant = 0; variant < 4; ++variant) {
+        int const dtype = variant % 2;
+        bool const fast = variant >= 2;
+        if (fast && o == op::cross_entropy) {
+          continue;  // no fast tier of the loss
+        }
+        std::printf("| %s%s | %s | %s |", fast ? "fast::" : "", name(o),
+                    inner == 1 ? "rows" : "(outer, C, 3)", dtype == 0 ? "float" : "double");
         for (std::size_t c : cols) {
           for (double t : temperatures) {
-            setup const s{o, c, t, inner, c >= 100000 ? 1 : rows, 7};
+            setup const s{o, c, t, inner, c >= 100000 ? 1 : rows, 7, fast};
             double const w = dtype == 0 ? worst<float>(s) : worst<double>(s);
             std::printf(" %.2f |", w);
           }

@@ -154,8 +154,7 @@ template <class Arch = xsimd::default_arch, normalization F, nonlin::detail::spa
           class Executor = thread_executor>
 void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols,
              options<Executor> const& o = {}) {
-  char const* where = std::same_as<F, log_softmax> ? "nonlin::parallel::forward(log_softmax)"
-                                                   : "nonlin::parallel::forward(softmax)";
+  char const* where = nonlin::detail::parallel_forward_where<F>();
   nonlin::detail::require_temperature<nonlin::detail::compute_t<T>>(where, f.temperature);
   axis_layout const shape = nonlin::detail::rows_layout(where, "x", x.size(), cols);
   nonlin::detail::require_same_size<T>(where, "x", x, "y", y);

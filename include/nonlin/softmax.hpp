@@ -54,6 +54,7 @@
 #include "detail/softmax_drivers.hpp"
 #include "detail/softmax_math.hpp"
 #include "math/exp.hpp"
+#include "math/fast.hpp"
 #include "math/ops.hpp"
 
 namespace nonlin {
@@ -66,9 +67,105 @@ struct log_softmax {
   double temperature = 1.0;
 };
 
-// softmax or log_softmax: the two normalisations of this header.
+namespace fast {
+// The fast tier's softmax and log_softmax (the counterparts of nonlin/fast.hpp's functors): the
+// same arguments, checks and policies; in the rows layout, a row of finite (or -inf) entries
+// takes its terms from the fast tier's table exp with z - m rounded (as the peers form it), sums
+// them four batches at a time in the element type before the compensated sum, and the backward
+// passes reduce rounded products the same way (log_softmax's e^y from the table exp too). Other
+// rows (a NaN or +inf, all -inf) and the (outer, axis, inner) layout's forward are the default
+// tier's. Bounds: README, "Fast tier".
+struct softmax {
+  double temperature = 1.0;
+};
+
+struct log_softmax {
+  double temperature = 1.0;
+};
+}  // namespace fast
+
+// softmax or log_softmax, of either tier: the normalisations of this header.
 template <class F>
-concept normalization = std::same_as<F, softmax> || std::same_as<F, log_softmax>;
+concept normalization = std::same_as<F, softmax> || std::same_as<F, log_softmax> ||
+    std::same_as<F, fast::softmax> || std::same_as<F, fast::log_softmax>;
+
+namespace detail {
+template <class F>
+inline constexpr bool is_log_normalization =
+    std::same_as<F, log_softmax> || std::same_as<F, fast::log_softmax>;
+template <class F>
+inline constexpr bool is_fast_normalization =
+    std::same_as<F, fast::softmax> || std::same_as<F, fast::log_softmax>;
+template <class F>
+concept softmax_kind = std::same_as<F, softmax> || std::same_as<F, fast::softmax>;
+template <class F>
+concept log_softmax_kind = std::same_as<F, log_softmax> || std::same_as<F, fast::log_softmax>;
+
+// The exceptions' "where": the call and F's name.
+template <class F>
+constexpr char const* forward_where() {
+  if constexpr (std::same_as<F, softmax>) {
+    return "nonlin::forward(softmax)";
+  } else if constexpr (std::same_as<F, log_softmax>) {
+    return "nonlin::forward(log_softmax)";
+  } else if constexpr (std::same_as<F, fast::softmax>) {
+    return "nonlin::forward(fast::softmax)";
+  } else {
+    return "nonlin::forward(fast::log_softmax)";
+  }
+}
+template <class F>
+constexpr char const* parallel_forward_where() {
+  if constexpr (std::same_as<F, softmax>) {
+    return "nonlin::parallel::forward(softmax)";
+  } else if constexpr (std::same_as<F, log_softmax>) {
+    return "nonlin::parallel::forward(log_softmax)";
+  } else if constexpr (std::same_as<F, fast::softmax>) {
+    return "nonlin::parallel::forward(fast::softmax)";
+  } else {
+    return "nonlin::parallel::forward(fast::log_softmax)";
+  }
+}
+
+// The fast tier's reductions for backward_over_axis: sum += y dy (softmax) or dy (log_softmax),
+// four batches combined in the element type first where the driver offers them (the products
+// rounded; |y| <= 1 and |dy| <= max / 4 there, so nothing overflows).
+struct fast_dot_add {
+  static constexpr bool four_at_a_time = true;
+  template <class S, class B>
+  void operator()(S& sum, B const& p, B const& g) const {
+    sum.add(p * g);
+  }
+  template <class S, class B>
+  void operator()(S& sum, std::array<B, 4> const& p, std::array<B, 4> const& g) const {
+    sum.add(math::fma(p[0], g[0], p[1] * g[1]) + math::fma(p[2], g[2], p[3] * g[3]));
+  }
+};
+struct fast_sum_add {
+  static constexpr bool four_at_a_time = true;
+  template <class S, class B>
+  void operator()(S& sum, B const& /*p*/, B const& g) const {
+    sum.add(g);
+  }
+  template <class S, class B>
+  void operator()(S& sum, std::array<B, 4> const& /*p*/, std::array<B, 4> const& g) const {
+    sum.add((g[0] + g[1]) + (g[2] + g[3]));
+  }
+};
+
+template <class F>
+constexpr char const* backward_where() {
+  if constexpr (std::same_as<F, softmax>) {
+    return "nonlin::backward_from_output(softmax)";
+  } else if constexpr (std::same_as<F, log_softmax>) {
+    return "nonlin::backward_from_output(log_softmax)";
+  } else if constexpr (std::same_as<F, fast::softmax>) {
+    return "nonlin::backward_from_output(fast::softmax)";
+  } else {
+    return "nonlin::backward_from_output(fast::log_softmax)";
+  }
+}
+}  // namespace detail
 
 namespace detail {
 inline namespace NONLIN_ISA {
@@ -124,18 +221,21 @@ inline namespace NONLIN_ISA {
 // y = softmax(x / T) or log_softmax(x / T) over the axis of `shape`; y may be x itself.
 template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape) {
-  constexpr bool log = std::same_as<F, log_softmax>;
-  char const* where = log ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
+  constexpr bool log = detail::is_log_normalization<F>;
+  constexpr bool fast = detail::is_fast_normalization<F>;
+  char const* where = detail::forward_where<F>();
   detail::require_temperature<detail::compute_t<T>>(where, f.temperature);
   detail::require_layout(where, "x", x.size(), shape);
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
   if constexpr (storage16<T>) {
     detail::through_float<Arch>(shape, std::array{x}, y, [&](axis_layout block, float* b) {
-      detail::forward_over_axis<Arch, log>(block, b, b, static_cast<float>(f.temperature));
+      detail::forward_over_axis<Arch, log, float, fast>(block, b, b,
+                                                        static_cast<float>(f.temperature));
     });
   } else {
-    detail::forward_over_axis<Arch, log>(shape, x.data(), y.data(), static_cast<T>(f.temperature));
+    detail::forward_over_axis<Arch, log, T, fast>(shape, x.data(), y.data(),
+                                                  static_cast<T>(f.temperature));
   }
 }
 
@@ -143,23 +243,32 @@ void forward(F const& f, std::span<T const> x, std::span<T> y, axis_layout shape
 // <y, dy> is compensated with exact products; 1/T is applied to y first where T <= 1 and last
 // where T > 1, so that neither p / T nor p (dy - <y, dy>) underflows before the other factor
 // brings it back (both orders round twice).
-template <class Arch = xsimd::default_arch, detail::span_element T>
-void backward_from_output(softmax const& f, std::span<T const> y, std::span<T const> dy,
-                          std::span<T> dx, axis_layout shape) {
-  detail::require_backward_arguments("nonlin::backward_from_output(softmax)", f, y, dy, dx, shape);
+// fast::softmax: the products rounded, four batches' combined in the element type (rows layout),
+// then the compensated sum: |dy| <= max / 4 keeps the combination finite too.
+template <class Arch = xsimd::default_arch, detail::softmax_kind F, detail::span_element T>
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
+                          axis_layout shape) {
+  detail::require_backward_arguments(detail::backward_where<F>(), f, y, dy, dx, shape);
   if constexpr (storage16<T>) {
     detail::backward_from_output16<Arch>(f, y, dy, dx, shape);
   } else {
     T const t = static_cast<T>(f.temperature);
     // |dy| <= max / 4 keeps dy - <y, dy> finite (|<y, dy>| <= max |dy| since y sums to 1).
     constexpr int scale_bits = 2;
-    auto add = [](auto& sum, auto p, auto g) {
+    auto exact_add = [](auto& sum, auto p, auto g) {
       if constexpr (requires { sum.add_small_product(p, g); }) {
         sum.add_small_product(p, g);  // |p| <= 1: p g cannot overflow
       } else {
         sum.add_product(p, g);
       }
     };
+    auto add = [&] {
+      if constexpr (detail::is_fast_normalization<F>) {
+        return detail::fast_dot_add{};
+      } else {
+        return exact_add;
+      }
+    }();
     if (t == T(1)) {
       // The usual case without its multiplication by 1/T = 1 (the same bits, an operation less).
       detail::backward_over_axis<Arch>(
@@ -183,24 +292,39 @@ void backward_from_output(softmax const& f, std::span<T const> y, std::span<T co
 // PyTorch computes it; leaving the masked dy_j out would give the unmasked entries the gradient
 // of a different loss. The sum is compensated; where it could overflow (|dy| above
 // max / 2^(bit_width(axis) + 1)) the row runs on dy scaled down and dx is scaled back.
-template <class Arch = xsimd::default_arch, detail::span_element T>
-void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<T const> dy,
-                          std::span<T> dx, axis_layout shape) {
-  detail::require_backward_arguments("nonlin::backward_from_output(log_softmax)", f, y, dy, dx,
-                                     shape);
+// fast::log_softmax: dy summed four batches at a time in the element type (rows layout), then
+// compensated; e^y from the fast tier's table exp.
+template <class Arch = xsimd::default_arch, detail::log_softmax_kind F, detail::span_element T>
+void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
+                          axis_layout shape) {
+  detail::require_backward_arguments(detail::backward_where<F>(), f, y, dy, dx, shape);
   if constexpr (storage16<T>) {
     detail::backward_from_output16<Arch>(f, y, dy, dx, shape);
   } else {
     int const scale_bits = static_cast<int>(std::bit_width(shape.axis)) + 1;
     T const t = static_cast<T>(f.temperature);
     // At T = 1 without the multiplication by 1/T = 1 (the same bits, an operation less).
+    auto add = [&] {
+      if constexpr (detail::is_fast_normalization<F>) {
+        return detail::fast_sum_add{};
+      } else {
+        return [](auto& sum, auto, auto g) { sum.add(g); };
+      }
+    }();
     auto run = [&]<bool unit_temperature>(std::bool_constant<unit_temperature>) {
       detail::backward_over_axis<Arch>(
-          shape, y.data(), dy.data(), dx.data(), t, scale_bits,
-          [](auto& sum, auto, auto g) { sum.add(g); },
+          shape, y.data(), dy.data(), dx.data(), t, scale_bits, add,
           [](auto logp, auto g, auto total, auto inv_t) {
             using V = decltype(logp);
-            V grad = math::fnma(math::exp(logp), total, g);
+            V e;
+            if constexpr (detail::is_fast_normalization<F>) {
+              // logp <= 0; -inf (a masked entry) is clamped to where the value is 0.
+              V const lowest(math::detail::exp_constants<scalar_t<V>>::min_arg);
+              e = math::fast::exp_by_table<false>(math::clamp_below(logp, lowest)).value();
+            } else {
+              e = math::exp(logp);
+            }
+            V grad = math::fnma(e, total, g);
             if constexpr (!unit_temperature) {
               grad = grad * inv_t;
             }
@@ -219,17 +343,14 @@ void backward_from_output(log_softmax const& f, std::span<T const> y, std::span<
 // The rows layout: (rows, cols) with rows = x.size() / cols.
 template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
 void forward(F const& f, std::span<T const> x, std::span<T> y, std::size_t cols) {
-  char const* where =
-      std::same_as<F, log_softmax> ? "nonlin::forward(log_softmax)" : "nonlin::forward(softmax)";
-  forward<Arch>(f, x, y, detail::rows_layout(where, "x", x.size(), cols));
+  forward<Arch>(f, x, y, detail::rows_layout(detail::forward_where<F>(), "x", x.size(), cols));
 }
 
 template <class Arch = xsimd::default_arch, normalization F, detail::span_element T>
 void backward_from_output(F const& f, std::span<T const> y, std::span<T const> dy, std::span<T> dx,
                           std::size_t cols) {
-  char const* where = std::same_as<F, log_softmax> ? "nonlin::backward_from_output(log_softmax)"
-                                                   : "nonlin::backward_from_output(softmax)";
-  backward_from_output<Arch>(f, y, dy, dx, detail::rows_layout(where, "y", y.size(), cols));
+  backward_from_output<Arch>(f, y, dy, dx,
+                             detail::rows_layout(detail::backward_where<F>(), "y", y.size(), cols));
 }
 
 // The same for any contiguous ranges (std::vector, std::array, ...): detail/ranges.hpp.

@@ -58,6 +58,7 @@ struct setup {
   std::size_t inner = 1;  // 1: the rows layout; else (outer, cols, inner)
   std::size_t outer = 4;
   unsigned seed = 1;
+  bool fast = false;  // nonlin::fast::softmax / log_softmax (forward and backward)
 };
 
 // The largest error over every element, in units of u * c_i.
@@ -123,15 +124,16 @@ double worst(setup const& s) {
     return result;
   }
   bool const log = s.what == op::log_softmax_backward;
+  auto run = [&](auto const& f) {
+    forward(f, std::span<T const>(z), std::span<T>(y), shape);
+    backward_from_output(f, std::span<T const>(y), std::span<T const>(g), std::span<T>(dx), shape);
+  };
   if (log) {
-    forward(log_softmax{.temperature = s.temperature}, std::span<T const>(z), std::span<T>(y),
-            shape);
-    backward_from_output(log_softmax{.temperature = s.temperature}, std::span<T const>(y),
-                         std::span<T const>(g), std::span<T>(dx), shape);
+    s.fast ? run(fast::log_softmax{.temperature = s.temperature})
+           : run(log_softmax{.temperature = s.temperature});
   } else {
-    forward(softmax{.temperature = s.temperature}, std::span<T const>(z), std::span<T>(y), shape);
-    backward_from_output(softmax{.temperature = s.temperature}, std::span<T const>(y),
-                         std::span<T const>(g), std::span<T>(dx), shape);
+    s.fast ? run(fast::softmax{.temperature = s.temperature})
+           : run(softmax{.temperature = s.temperature});
   }
   for (std::size_t o = 0; o < s.outer; ++o) {
     for (std::size_t j = 0; j < s.inner; ++j) {

@@ -122,3 +122,5 @@ GATED(swiglu, nonlin::swiglu{})
 
 NORMALIZATION(softmax, nonlin::softmax{})
 NORMALIZATION(log_softmax, nonlin::log_softmax{})
+NORMALIZATION(fast_softmax, nonlin::fast::softmax{})
+NORMALIZATION(fast_log_softmax, nonlin::fast::log_softmax{})

@@ -85,7 +85,11 @@ inline bool row_maximum(T const* z, std::size_t n, T& m) {
 
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
 // with `terms`, each term is stored there too (softmax scales them in place afterwards).
-template <class Arch, bool unit_temperature, class T>
+// fast (nonlin::fast::softmax): the terms from fast_shifted_exp_value, and four batches added in
+// float (two roundings of at most 2^-24 of their sum: the terms are positive) before the wide
+// sum takes them: 1.9x the default's pass over a row of 1000 in L1 (8.3 TSC cycles a batch
+// against 15.7; every term in the wide sum 10.9, a plain float sum 7.1).
+template <class Arch, bool unit_temperature, class T, bool fast = false>
 inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
@@ -93,8 +97,26 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   B const binv_t(inv_t);
   B const bt(t);
   math::wide_sum<B> lanes;
-  auto term_of = [&](B zb) { return shifted_exp_value<unit_temperature>(zb, bm, binv_t, bt); };
+  auto term_of = [&](B zb) {
+    if constexpr (fast) {
+      return fast_shifted_exp_value<unit_temperature>(zb, bm, binv_t);
+    } else {
+      return shifted_exp_value<unit_temperature>(zb, bm, binv_t, bt);
+    }
+  };
   std::size_t i = 0;
+  if constexpr (fast) {
+    for (; i + 4 * width <= n; i += 4 * width) {
+      std::array<B, 4> e;
+      for (std::size_t k = 0; k < 4; ++k) {
+        e[k] = term_of(B::load_unaligned(z + i + k * width));
+        if (terms != nullptr) {
+          e[k].store_unaligned(terms + i + k * width);
+        }
+      }
+      lanes.add((e[0] + e[1]) + (e[2] + e[3]));
+    }
+  }
   for (; i + width <= n; i += width) {
     B const term = term_of(B::load_unaligned(z + i));
     if (terms != nullptr) {
@@ -159,7 +181,9 @@ inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
 // row's (m, s), with no exp). Other rows of the rows layout: (max, sum) together in one pass
 // (a lane's running sum is rescaled when its maximum grows), then y = p or log p from (z, m, s). In
 // the (outer, axis, inner) layout each lane is a row of its own, as in the second scheme.
-template <class Arch, bool log, class T>
+// fast (the fast tier): the first scheme's sum is row_sum's fast one; the other rows and the
+// strided layout are the default tier's.
+template <class Arch, bool log, class T, bool fast = false>
 void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
   using B = xsimd::batch<T, Arch>;
   constexpr bool keep_terms = !log;  // softmax keeps each exp in y; log_softmax needs none
@@ -183,8 +207,9 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
       bool const bad = row_maximum<Arch>(z, shape.axis, row_max);
       if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
         T* const terms = keep_terms ? row_out : nullptr;
-        auto sum = t == T(1) ? row_sum<Arch, true>(z, terms, shape.axis, row_max, inv_t, t)
-                             : row_sum<Arch, false>(z, terms, shape.axis, row_max, inv_t, t);
+        auto sum = t == T(1)
+                       ? row_sum<Arch, true, T, fast>(z, terms, shape.axis, row_max, inv_t, t)
+                       : row_sum<Arch, false, T, fast>(z, terms, shape.axis, row_max, inv_t, t);
         if constexpr (keep_terms) {
           // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow). The
           // general path and the strided layout form p as exp_split.times(1/s) instead (1/s
@@ -250,10 +275,12 @@ inline V max_magnitude(V const& so_far, V const& g) {
 }
 
 // dx = grad(y, dy, reduce, 1/T) with reduce = the compensated sum over the axis of
-// add(sum, y, dy). Rows (or, in the strided layout, blocks of lanes) whose largest |dy| is above
-// max * 2^-scale_bits run on dy * 2^-scale_bits and the result is scaled back: the sum and the
-// differences inside grad would overflow there while dx itself may be finite (dy near +-max;
-// the scaling is exact except for subnormal dy, which cannot matter beside such a dy).
+// add(sum, y, dy); an Add with a member four_at_a_time (the fast tier's) also takes four
+// batches at once, add(sum, y[4], dy[4]), in the rows layout. Rows (or, in the strided layout,
+// blocks of lanes) whose largest |dy| is above max * 2^-scale_bits run on dy * 2^-scale_bits and
+// the result is scaled back: the sum and the differences inside grad would overflow there while dx
+// itself may be finite (dy near +-max; the scaling is exact except for subnormal dy, which cannot
+// matter beside such a dy).
 template <class Arch, class T, class Add, class Grad>
 void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, int scale_bits,
                         Add const& add, Grad const& grad) {
@@ -285,6 +312,23 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
           add(lanes, y_i, g);
         };
         std::size_t i = 0;
+        if constexpr (requires { Add::four_at_a_time; }) {
+          // The fast tier's adds: four batches combined in the batch type first.
+          for (; i + 4 * width <= shape.axis; i += 4 * width) {
+            std::array<B, 4> g;
+            std::array<B, 4> y_k;
+            for (std::size_t k = 0; k < 4; ++k) {
+              g[k] = B::load_unaligned(dy + base + i + k * width);
+              y_k[k] = B::load_unaligned(y + base + i + k * width);
+              if constexpr (scaled) {
+                g[k] = g[k] * B(down);
+              } else {
+                largest = max_magnitude(largest, g[k]);
+              }
+            }
+            add(lanes, y_k, g);
+          }
+        }
         for (; i + width <= shape.axis; i += width) {
           take(B::load_unaligned(dy + base + i), B::load_unaligned(y + base + i));
         }

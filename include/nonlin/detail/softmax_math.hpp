@@ -14,6 +14,7 @@
 #include "../isa.hpp"
 #include "../math/double_float.hpp"
 #include "../math/exp.hpp"
+#include "../math/fast.hpp"
 #include "../math/log.hpp"
 #include "../math/ops.hpp"
 #include "../math/sum.hpp"
@@ -97,6 +98,22 @@ template <bool unit_temperature = false, class V>
 inline V shifted_exp_value(V z, V m, V inv_t, V t) {
   auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
   return math::exp_scaled_nonpositive(q.hi, q.lo).value();
+}
+
+// The fast tier's term (nonlin::fast::softmax): exp((z - m) / T) with z - m (and its product with
+// 1 / T) rounded, as every peer forms it, from the fast tier's table exp without its low column
+// (within about an ulp). What it gives up is the difference's rounding: about |z - m| / T times
+// 2^-24 relative (an ulp at |z - m| / T = 1, |z - m| / T ulp beyond), on terms that are already
+// e^-(z - m) / T small. A masked entry (z = -inf), or a difference that overflows, is clamped to
+// exp's lowest argument, where the value is 0.
+template <bool unit_temperature = false, class V>
+inline V fast_shifted_exp_value(V z, V m, V inv_t) {
+  V d = z - m;
+  if constexpr (!unit_temperature) {
+    d = d * inv_t;
+  }
+  V const lowest(math::detail::exp_constants<scalar_t<V>>::min_arg);
+  return math::fast::exp_by_table<false>(math::clamp_below(d, lowest)).value();
 }
 
 // log s for the row's compensated sum s = hi + lo >= 1 (the maximum contributes e^0):
