@@ -12,6 +12,7 @@
 
 #include <nonlin/fast.hpp>
 
+#include "elu.hpp"
 #include "gelu.hpp"
 #include "mish.hpp"
 #include "row.hpp"
@@ -51,6 +52,31 @@ struct fast_softplus_row : fast_row<fast_softplus_row, softplus_row> {
   static nonlin::softplus exact(functor const& f) {
     return {.beta = f.beta, .threshold = f.threshold};
   }
+};
+
+struct fast_elu_row : fast_row<fast_elu_row, elu_row> {
+  using functor = nonlin::fast::elu;
+  static constexpr std::string_view name = "fast::elu";
+  static std::vector<instance<functor>> instances() {
+    return {{name, {}}, {"fast::elu(0.5)", {.alpha = 0.5}}};
+  }
+  static nonlin::elu exact(functor const& f) { return {.alpha = f.alpha}; }
+};
+
+struct fast_selu_row : fast_row<fast_selu_row, selu_row> {
+  using functor = nonlin::fast::selu;
+  static constexpr std::string_view name = "fast::selu";
+  static std::vector<instance<functor>> instances() { return {{name, {}}}; }
+  static nonlin::selu exact(functor const&) { return {}; }
+};
+
+struct fast_celu_row : fast_row<fast_celu_row, celu_row> {
+  using functor = nonlin::fast::celu;
+  static constexpr std::string_view name = "fast::celu";
+  static std::vector<instance<functor>> instances() {
+    return {{name, {}}, {"fast::celu(2)", {.alpha = 2.0}}};
+  }
+  static nonlin::celu exact(functor const& f) { return {.alpha = f.alpha}; }
 };
 
 struct fast_silu_row : fast_row<fast_silu_row, silu_row> {
@@ -143,8 +169,8 @@ struct fast_mish_row : fast_row<fast_mish_row, mish_row> {
   }
 };
 
-using fast_rows = rows<fast_sigmoid_row, fast_tanh_row, fast_log_sigmoid_row, fast_softplus_row,
-                       fast_silu_row, fast_swish_row, fast_gelu_quick_row, fast_gelu_exact_row,
-                       fast_gelu_tanh_row, fast_mish_row>;
+using fast_rows = rows<fast_elu_row, fast_selu_row, fast_celu_row, fast_sigmoid_row, fast_tanh_row,
+                       fast_log_sigmoid_row, fast_softplus_row, fast_silu_row, fast_swish_row,
+                       fast_gelu_quick_row, fast_gelu_exact_row, fast_gelu_tanh_row, fast_mish_row>;
 
 }  // namespace nonlin::test::catalog

@@ -148,7 +148,7 @@ struct selu {
     return dy * derivative_from_output(y);
   }
 
- private:
+  // The constants and the right side, shared with fast::selu.
   template <real_value V>
   NONLIN_ISA_TAG static V lambda() noexcept {
     return math::c<V>(math::selu_lambda);

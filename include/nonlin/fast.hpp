@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "concepts.hpp"
+#include "elu.hpp"
 #include "gelu.hpp"
 #include "isa.hpp"
 #include "math/constants.hpp"
@@ -77,6 +78,38 @@ inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
   }
   return one_path(math::clamp_above(z, upper));
 }
+// scale * (x > 0 ? x : alpha expm1(x / width)), its derivative and backward (the default tier's
+// nonlin::detail::exponential_linear* with the table's expm1 and exp, scale alpha rounded once):
+// scaled_x is the right side (selu's lambda x), left_scale = scale alpha / width.
+template <real_value V>
+inline V exponential_linear(V x, V scaled_x, V scale_alpha, double width) noexcept {
+  V const a = nonlin::detail::over_width(math::clamp_above(x, V(0)), width);
+  return math::select(x > V(0), scaled_x, scale_alpha * math::fast::expm1_nonpositive(a));
+}
+// left_scale e^a as (u left_scale) 2^n: a subnormal result rounded once. e^a from the table's
+// entry alone (its error passes to the result once).
+template <real_value V>
+inline V exponential_linear_derivative(V x, V scale, V left_scale, double width) noexcept {
+  using K = math::detail::exp_constants<scalar_t<V>>;
+  V const a = nonlin::detail::over_width(math::clamp_above(x, V(0)), width);
+  auto e =
+      math::fast::exp_by_table<false>(math::clamp_below(a, V(K::min_arg)));  // not const (GCC 12)
+  return math::select(x > V(0), scale, math::scale(e.u * left_scale, e.n));
+}
+// dy times the derivative, rounded once also where left_scale e^a alone is below the normal
+// range (math::with_product_tail: dy goes in before the scale).
+template <real_value V>
+inline V exponential_linear_backward(V x, V dy, V scale, V left_scale, double width) noexcept {
+  V const a = nonlin::detail::over_width(math::clamp_above(x, V(0)), width);
+  V const common = dy * fast::detail::exponential_linear_derivative(x, scale, left_scale, width);
+  auto tail = [](V arg, V k, V factor) {
+    V const lowest(math::detail::lowest_arg<math::exp_range::product, scalar_t<V>>);
+    auto e = math::fast::exp_by_table<false>(math::clamp_below(arg, lowest));  // not const (GCC 12)
+    return math::scale_times(e.u * k, e.n, factor);
+  };
+  return math::with_product_tail(common, a, tail, a, left_scale, dy);
+}
+
 // dy times x_sigmoid_derivative(z, slope_x) = `common`, rounded once also far in the left tail.
 template <real_value V>
 inline V x_sigmoid_derivative_times(V common, V z, V slope_x, V dy) noexcept {
@@ -142,6 +175,101 @@ struct tanh {
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::tanh{}.backward_from_output(y, dy);
   }
+};
+
+// elu(x) = x for x > 0, alpha (e^x - 1) otherwise (math::fast::expm1_nonpositive, alpha rounded
+// once); elu'(x) = alpha e^x on the left; y + alpha from the output (the default tier's).
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x (tested:
+// tests/accuracy_test.cpp).
+struct elu {
+  double alpha = 1.0;
+
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    return detail::exponential_linear(x, x, math::c<V>(alpha), 1.0);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return detail::exponential_linear_derivative(x, math::c<V>(1), math::c<V>(alpha), 1.0);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::c<V>(alpha), 1.0);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
+    return nonlin::elu{alpha}.derivative_from_output(y);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
+    return nonlin::elu{alpha}.backward_from_output(y, dy);
+  }
+  NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
+};
+
+// selu(x) = lambda elu_alpha(x): the default tier's right side lambda x (rounded once) and
+// constants, lambda alpha rounded once.
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x (tested:
+// tests/accuracy_test.cpp).
+struct selu {
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    return detail::exponential_linear(x, nonlin::selu::lambda_times(x), lambda_alpha<V>(), 1.0);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return detail::exponential_linear_derivative(x, nonlin::selu::lambda<V>(), lambda_alpha<V>(),
+                                                 1.0);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return detail::exponential_linear_backward(x, dy, nonlin::selu::lambda<V>(), lambda_alpha<V>(),
+                                               1.0);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
+    return nonlin::selu{}.derivative_from_output(y);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
+    return nonlin::selu{}.backward_from_output(y, dy);
+  }
+
+ private:
+  template <real_value V>
+  NONLIN_ISA_TAG static V lambda_alpha() noexcept {
+    return nonlin::selu::lambda_alpha<V>().hi;
+  }
+};
+
+// celu(x) = max(0, x) + min(0, alpha (e^(x/alpha) - 1)); celu'(x) = e^(x/alpha) on the left.
+// x / alpha as the default tier's (a product where alpha is a power of two). Needs alpha != 0.
+// Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x (tested:
+// tests/accuracy_test.cpp).
+struct celu {
+  double alpha = 1.0;
+
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    return detail::exponential_linear(x, x, math::c<V>(alpha), alpha);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return detail::exponential_linear_derivative(x, math::c<V>(1), math::c<V>(1), alpha);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::c<V>(1), alpha);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
+    return nonlin::celu{alpha}.derivative_from_output(y);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
+    return nonlin::celu{alpha}.backward_from_output(y, dy);
+  }
+  NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
 };
 
 // gelu_exact(x) = x Phi(x), Phi(-a) = e^(-a^2/2) g(a) on the default tier's octaves of a = |x|

@@ -56,6 +56,9 @@ struct exp2_fractions<float> {
       0x1.9fcef4p-26f,  -0x1.829fd0p-25f, 0x1.15506ep-27f,  0x1.51f848p-27f,
       -0x1.a94b14p-26f, -0x1.3d56b2p-27f, -0x1.822dbcp-27f, 0x1.52486cp-27f};
   static constexpr std::array<float, 2> q = {0x1p-1f, 0x1.555556p-3f};
+  // e^r - 1 itself near 0 (expm1_nonpositive, j = 0, where the result is m): one Taylor term more,
+  // r^5 / 120 <= 2^-29 of r on |r| <= ln2/32 (with q alone r^4 / 24 reached 7 ulp of r).
+  static constexpr std::array<float, 3> expm1_q = {0x1p-1f, 0x1.555556p-3f, 0x1.555556p-5f};
 };
 template <>
 struct exp2_fractions<double> {
@@ -87,6 +90,8 @@ struct exp2_fractions<double> {
                                               0x1.6c16c16c16c17p-10,
                                               0x1.a01a01a01a01ap-13,
                                               0x1.a01a01a01a01ap-16};
+  // r^9 / 9! <= 2^-54 of r on |r| <= ln2/16: q suffices for e^r - 1 too.
+  static constexpr std::array<double, 7> expm1_q = q;
 };
 }  // namespace detail
 
@@ -125,8 +130,18 @@ struct exp_parts {
   V value() const noexcept { return math::scale(u, n); }
 };
 
-template <bool low_column = true, real_value V>
-inline exp_parts<V> exp_by_table(V const& a) noexcept {
+// The table reduction itself: e^a = t (1 + m) 2^n, t = 2^(j/N) from the table (its column index
+// in kf's low bits, for the low column's entry), m = e^r - 1.
+template <real_value V>
+struct table_reduction {
+  V kf;
+  V t;
+  V m;
+  V n;
+};
+
+template <bool for_expm1 = false, real_value V>
+inline table_reduction<V> reduce_by_table(V const& a) noexcept {
   using T = scalar_t<V>;
   using E = detail::exp2_fractions<T>;
   V const magic(E::magic);
@@ -134,13 +149,37 @@ inline exp_parts<V> exp_by_table(V const& a) noexcept {
   V const k = kf - magic;
   V const r = math::fma(k, V(-E::ln2_tail), math::fma(k, V(-E::ln2_head), a));
   V const t = fast::register_table_entry(kf, E::table);
-  V const m = math::fma(r * r, math::horner(r, E::q), r);
+  V const q = for_expm1 ? math::horner(r, E::expm1_q) : math::horner(r, E::q);
+  return {kf, t, math::fma(r * r, q, r), math::floor(k)};
+}
+
+template <bool low_column = true, real_value V>
+inline exp_parts<V> exp_by_table(V const& a) noexcept {
+  auto p = fast::reduce_by_table(a);  // not const: GCC 12 would store it
   if constexpr (low_column) {
-    V const t_lo = fast::register_table_entry(kf, E::table_lo);
-    return {t + math::fma(t, m, t_lo), math::floor(k)};
+    V const t_lo = fast::register_table_entry(p.kf, detail::exp2_fractions<scalar_t<V>>::table_lo);
+    return {p.t + math::fma(p.t, p.m, t_lo), p.n};
   } else {
-    return {math::fma(t, m, t), math::floor(k)};
+    return {math::fma(p.t, p.m, p.t), p.n};
   }
+}
+
+// e^a - 1 for a <= 0 (or NaN) from the table (m from expm1_q): with s = t 2^n (exact: n >= -27 for
+// float, -56 for double above the clamp), (s - 1 + t_lo 2^n) + s m, the last fma rounding once. s -
+// 1 is exact for s >= 1/2 (Sterbenz) and within half an ulp of a result of at least 1/2 in
+// magnitude below; the low column keeps the entry's rounding (2^-25 absolute, 16 ulp of a result
+// near -0.03) out. Near 0 (j = 0, n = 0) it is m itself. a is clamped at expm1_low, where the
+// result rounds to -1
+// (-inf gives -1), NaN kept. Within about 1.5 ulp (every float: tests/accuracy_test.cpp's ELU
+// rows).
+template <real_value V>
+inline V expm1_nonpositive(V const& a) noexcept {
+  using T = scalar_t<V>;
+  V const ac = math::clamp_below(a, V(math::detail::exp_constants<T>::expm1_low));
+  auto p = fast::reduce_by_table<true>(ac);  // not const: GCC 12 would store it
+  V const t_lo = fast::register_table_entry(p.kf, detail::exp2_fractions<T>::table_lo);
+  V const s = math::scale(p.t, p.n);
+  return math::fma(s, p.m, (s - math::c<V>(1)) + math::scale(t_lo, p.n));
 }
 
 // The logistic pieces from e = e^-|z| = u 2^n in (0, 1] and d = 1 + e: sigma(|z|) = 1 / d and
