@@ -337,7 +337,7 @@ void backward_over_axis(axis_layout shape, T const* y, T const* dy, T* dx, T t, 
           take(load_partial<B>(dy + base + i, shape.axis - i, T(0)),
                load_partial<B>(y + base + i, shape.axis - i, T(0)));
         }
-        return B(lanes.total_with(math::compensated_sum<T>{}));
+        return B(lanes.value());
       };
       B largest(T(0));
       B const reduce = reduce_row(std::false_type{}, largest);

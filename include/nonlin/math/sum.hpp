@@ -158,13 +158,12 @@ struct wide_sum {
       state.add_product(a, b);
     }
   }
-  // The total with `rest` (a scalar sum of the elements left over), rounded to T.
-  T total_with(compensated_sum<T> const& rest) const noexcept {
+  // The total rounded to T.
+  T value() const noexcept {
     if constexpr (widened) {
-      return static_cast<T>(
-          lanes_in_double(static_cast<double>(rest.sum) + static_cast<double>(rest.error)));
+      return static_cast<T>(lanes_in_double(0.0));
     } else {
-      return math::lanes_into(state.sum, state.low(), rest).total();
+      return math::lanes_into(state.sum, state.low(), compensated_sum<T>{}).total();
     }
   }
   double_float<T> total() const noexcept {
