@@ -127,6 +127,23 @@ constexpr char const* parallel_forward_where() {
   }
 }
 
+template <class F>
+constexpr char const* backward_where() {
+  if constexpr (std::same_as<F, softmax>) {
+    return "nonlin::backward_from_output(softmax)";
+  } else if constexpr (std::same_as<F, log_softmax>) {
+    return "nonlin::backward_from_output(log_softmax)";
+  } else if constexpr (std::same_as<F, fast::softmax>) {
+    return "nonlin::backward_from_output(fast::softmax)";
+  } else {
+    return "nonlin::backward_from_output(fast::log_softmax)";
+  }
+}
+}  // namespace detail
+
+namespace detail {
+inline namespace NONLIN_ISA {
+
 // The fast tier's reductions for backward_over_axis: sum += y dy (softmax) or dy (log_softmax),
 // four batches combined in the element type first where the driver offers them (the products
 // rounded; |y| <= 1 and |dy| <= max / 4 there, so nothing overflows).
@@ -152,23 +169,6 @@ struct fast_sum_add {
     sum.add((g[0] + g[1]) + (g[2] + g[3]));
   }
 };
-
-template <class F>
-constexpr char const* backward_where() {
-  if constexpr (std::same_as<F, softmax>) {
-    return "nonlin::backward_from_output(softmax)";
-  } else if constexpr (std::same_as<F, log_softmax>) {
-    return "nonlin::backward_from_output(log_softmax)";
-  } else if constexpr (std::same_as<F, fast::softmax>) {
-    return "nonlin::backward_from_output(fast::softmax)";
-  } else {
-    return "nonlin::backward_from_output(fast::log_softmax)";
-  }
-}
-}  // namespace detail
-
-namespace detail {
-inline namespace NONLIN_ISA {
 
 // run(block layout, float pointers...) over float copies of 16-bit arrays shaped `shape`, a block
 // of whole outer slices at a time; the result, which run leaves in the first buffer, is rounded
