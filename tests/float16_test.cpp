@@ -26,6 +26,7 @@
 
 #include <nonlin/nonlin.hpp>
 
+#include "support/accuracy_stride.hpp"
 #include "support/step16.hpp"
 
 namespace nonlin::test {
@@ -475,6 +476,72 @@ TYPED_TEST(Float16, KernelsAtEveryShortLengthAndOffset) {
       }
     }
   });
+}
+
+// The default-tier functors whose 16-bit kernels take their float results from the fast twin
+// (detail/fast16.hpp), with other parameters where they have some: every 16-bit x, each with
+// 48 values of dy (both signs, 0, 1, powers of two, subnormal and huge ones, inf, NaN and random
+// patterns), give rounded16 of the default functor itself. That is the claim of fast16.hpp,
+// including the backward's product bound. The same holds for the directions fast16 leaves to
+// the default functor, trivially; the one that fails it with the twin (gelu_tanh's backward,
+// about a quarter of these pairs) is the check that this test can fail.
+TYPED_TEST(Float16, FastTwinsGiveTheDefaultFunctorsBits) {
+  using T = TypeParam;
+  using nonlin::detail::rounded16;
+  std::vector<T> const x = every_pattern<T>();
+  std::size_t const n = x.size();
+  std::vector<std::uint16_t> dy_bits;
+  for (float const v :
+       {0.0F, 1.0F, 0.5F, 3.0F, 1.0F / 3.0F, 1e-30F, 1e30F, 6e-5F, 60000.0F,
+        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    dy_bits.push_back(T::from_float(v).bits);
+    dy_bits.push_back(T::from_float(-v).bits);
+  }
+  std::mt19937 random(16);
+  while (dy_bits.size() < 48) {
+    dy_bits.push_back(static_cast<std::uint16_t>(random()));
+  }
+  auto const stride = static_cast<std::size_t>(accuracy_stride());
+  auto const check = [&](auto const& f) {
+    static_assert(nonlin::detail::fast16<std::remove_cvref_t<decltype(f)>>::forward);
+    std::vector<T> y(n);
+    forward(f, std::span<T const>(x), std::span<T>(y));
+    for (std::size_t i = 0; i < n; i += stride) {
+      ASSERT_TRUE(same_bits(y[i], rounded16<T>(forward_op(f), static_cast<float>(x[i]))))
+          << "x bits " << x[i].bits;
+    }
+    std::vector<T> dy(n);
+    std::vector<T> dx(n);
+    for (std::size_t k = 0; k < dy_bits.size(); k += stride) {  // under qemu: every stride-th
+      std::uint16_t const b = dy_bits[k];
+      std::fill(dy.begin(), dy.end(), T{b});
+      backward(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx));
+      auto const dyf = static_cast<float>(T{b});
+      for (std::size_t i = 0; i < n; i += stride) {
+        T const want = rounded16<T>(backward_op(f), static_cast<float>(x[i]), dyf);
+        // dy = +-inf times an f'(x) that rounds to 0 in float: NaN from one evaluation, the
+        // limit +-inf from another (fast16.hpp).
+        bool const infinite_dy_edge = std::isinf(dyf) && !std::isfinite(static_cast<float>(want)) &&
+                                      !std::isfinite(static_cast<float>(dx[i]));
+        ASSERT_TRUE(same_bits(dx[i], want) || infinite_dy_edge)
+            << "x bits " << x[i].bits << " dy " << dyf << ": " << static_cast<float>(dx[i])
+            << ", want " << static_cast<float>(want);
+      }
+    }
+  };
+  check(nonlin::sigmoid{});
+  check(nonlin::tanh{});
+  check(nonlin::elu{});
+  check(nonlin::elu{0.3});
+  check(nonlin::selu{});
+  check(nonlin::celu{});
+  check(nonlin::celu{2.5});
+  check(nonlin::log_sigmoid{});
+  check(nonlin::softplus{});
+  check(nonlin::softplus{2.0, 10.0});
+  check(nonlin::silu{});
+  check(nonlin::mish{});
+  check(nonlin::gelu_exact{});
 }
 
 // The float with magnitude bits b is exactly halfway between two 16-bit values (v / step has

@@ -11,7 +11,9 @@
 // 16-bit rounding midpoint is recomputed by the same functor in double (math/round16.hpp), and
 // each is rounded once on the store. Element i is detail::rounded16<T>(op, x[i]) bit for bit:
 // the correctly rounded value of the functor's function wherever its double result is (a
-// functor that does not take double is rounded from float alone).
+// functor that does not take double is rounded from float alone). Where the fast tier's twin of
+// a default functor is within the margin, its float is evaluated instead, with the same 16-bit
+// results (detail/fast16.hpp).
 //
 // Any length and alignment; an output may be the very same array as an input (in place). The
 // body runs the functor on xsimd::batch<T, Arch>; the tail is loaded into a zero-padded batch
@@ -35,6 +37,7 @@
 
 #include "concepts.hpp"
 #include "detail/checks.hpp"
+#include "detail/fast16.hpp"
 #include "detail/partial.hpp"
 #include "detail/ranges.hpp"
 #include "float16.hpp"
@@ -482,6 +485,14 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
   // The ops say their result type, so that recomputable_in_double asks whether f takes double.
   auto const op = [f](auto xb) -> decltype(f(xb)) { return f(xb); };
+  if constexpr (storage16<T> && detail::fast16<F>::forward) {
+    // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
+    detail::elementwise<Arch, detail::forward_exactness16<F>()>(
+        detail::twin_in_float(f, detail::fast16<F>::twin(f),
+                              [](auto const& g, auto xb) -> decltype(g(xb)) { return g(xb); }),
+        y, x);
+    return;
+  }
   if constexpr (storage16<T> && detail::exact_forward_at_run_time<F>) {
     if (f.exact_forward_results()) {
       detail::elementwise<Arch, detail::exact16::all>(op, y, x);
@@ -500,6 +511,15 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_same_size<T>(where, "x", x, "dx", dx);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
+  if constexpr (storage16<T> && detail::fast16<F>::backward) {
+    // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
+    detail::elementwise<Arch, detail::backward_exactness16<F>()>(
+        detail::twin_in_float(f, detail::fast16<F>::twin(f),
+                              [](auto const& g, auto xb, auto dyb)
+                                  -> decltype(g.backward(xb, dyb)) { return g.backward(xb, dyb); }),
+        dx, x, dy);
+    return;
+  }
   detail::elementwise<Arch, detail::backward_exactness16<F>()>(
       [f](auto xb, auto dyb) -> decltype(f.backward(xb, dyb)) { return f.backward(xb, dyb); }, dx,
       x, dy);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The float evaluations of the span kernels on 16-bit arrays (kernels.hpp). A 16-bit result is
+// the float result rounded once, except where that float lies within math::midpoint_margin
+// float steps of a 16-bit rounding midpoint: there the functor runs again in double
+// (math/round16.hpp). So the float only has to be within that margin of the true value, not
+// within the default tier's 2 ulp, and a default-tier functor whose fast twin (fast.hpp) is
+// always within it gives the very same 16-bit results from the twin's float, at the fast
+// tier's speed (the double recomputation stays the default functor's):
+//
+//   - a lane the twin leaves unmarked is more than 7 steps from a midpoint, the true value
+//     within the twin's error of it, so on the same side: its rounding is the correct one,
+//     which the default's float (within 2 ulp) or double (where marked) gives as well;
+//   - a marked lane is the default functor's double result in both.
+//
+// Except where the true value is within double's error of a midpoint (the "ties" of
+// docs/storage16.md), which both mark; a NaN result is a NaN, whose sign and payload may be
+// another's (as between two builds of one functor: which operand's NaN an operation returns is
+// the compiler's choice); and dy = +-inf times an f'(x) that rounds to 0 in float gives NaN from
+// one evaluation and the limit +-inf from another (log_sigmoid at x = 201: the default's NaN,
+// the twin's +inf).
+//
+// fast16<F>::forward / backward say which directions take the twin (fast16<F>::twin(f)):
+//   forward:  the twin's float error within 7 steps for every x. Measured (docs/accuracy.md,
+//             every float; tests/accuracy_test.cpp asserts 5): sigmoid 3.06, tanh 4.52,
+//             elu / celu 1.62, selu 2.53, log_sigmoid / softplus 2.24, silu 3.13, mish 3.49,
+//             gelu_exact 4.33 ulp. Not gelu_quick and gelu_tanh (their left tails: 84 and 206
+//             ulp), nor swish (beta x rounded once: 66 ulp for beta = 1.5).
+//   backward: dx = dy f'(x) within 7 steps for every x and dy. The twin's derivative within e
+//             ulp gives a product within 2 e + 1/2 steps (an ulp of f' times |dy| is at most
+//             twice an ulp of the product): e <= 3.25. Measured: sigmoid and tanh 2.92,
+//             elu / celu 1.04, selu 2.48, log_sigmoid / softplus 3.06. Not the x sigmoid(z)
+//             family, mish and the GELUs: their fast derivatives are relative-error-free only
+//             away from their zeros (README, "Fast tier").
+// backward_from_output: the fast twins use the default tier's math there already.
+//
+// tests/float16_test.cpp holds the kernels to rounded16 of the default functor (every 16-bit x
+// with 64 values of dy; tests/storage16_accuracy_test.cpp checks every x against MPFR).
+
+#include "../elu.hpp"
+#include "../fast.hpp"
+#include "../gelu.hpp"
+#include "../isa.hpp"
+#include "../mish.hpp"
+#include "../sigmoid.hpp"
+#include "../silu.hpp"
+#include "../tanh.hpp"
+
+namespace nonlin::detail {
+inline namespace NONLIN_ISA {
+
+// No twin: the kernels evaluate F itself in float.
+template <class F>
+struct fast16 {
+  static constexpr bool forward = false;
+  static constexpr bool backward = false;
+};
+
+template <>
+struct fast16<nonlin::sigmoid> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::sigmoid twin(nonlin::sigmoid const& /*f*/) noexcept { return {}; }
+};
+template <>
+struct fast16<nonlin::tanh> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::tanh twin(nonlin::tanh const& /*f*/) noexcept { return {}; }
+};
+template <>
+struct fast16<nonlin::elu> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::elu twin(nonlin::elu const& f) noexcept { return {f.alpha}; }
+};
+template <>
+struct fast16<nonlin::selu> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::selu twin(nonlin::selu const& /*f*/) noexcept { return {}; }
+};
+template <>
+struct fast16<nonlin::celu> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::celu twin(nonlin::celu const& f) noexcept { return {f.alpha}; }
+};
+template <>
+struct fast16<nonlin::log_sigmoid> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::log_sigmoid twin(nonlin::log_sigmoid const& /*f*/) noexcept { return {}; }
+};
+template <>
+struct fast16<nonlin::softplus> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = true;
+  static fast::softplus twin(nonlin::softplus const& f) noexcept { return {f.beta, f.threshold}; }
+};
+template <>
+struct fast16<nonlin::silu> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = false;
+  static fast::silu twin(nonlin::silu const& /*f*/) noexcept { return {}; }
+};
+template <>
+struct fast16<nonlin::mish> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = false;
+  static fast::mish twin(nonlin::mish const& /*f*/) noexcept { return {}; }
+};
+template <>
+struct fast16<nonlin::gelu_exact> {
+  static constexpr bool forward = true;
+  static constexpr bool backward = false;
+  static fast::gelu_exact twin(nonlin::gelu_exact const& /*f*/) noexcept { return {}; }
+};
+
+// call(g) for float arguments, call(f) for double ones: the op of a 16-bit kernel whose float
+// results come from the twin g and whose recomputations from f.
+template <class F, class G, class Call>
+auto twin_in_float(F const& f, G const& g, Call const& call) {
+  return [f, g, call](auto... v) -> decltype(call(f, v...)) {
+    if constexpr ((std::is_same_v<scalar_t<decltype(v)>, float> && ...)) {
+      return call(g, v...);
+    } else {
+      return call(f, v...);
+    }
+  };
+}
+
+}  // namespace NONLIN_ISA
+}  // namespace nonlin::detail
