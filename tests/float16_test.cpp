@@ -544,6 +544,60 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultFunctorsBits) {
   check(nonlin::gelu_exact{});
 }
 
+// The same for the gated units whose 16-bit forward takes the act's fast twin (fast16.hpp's
+// gated_forward): value act(gate) for every 16-bit gate with 48 values (the dy values above:
+// every sign, 0, powers of two, extremes, inf, NaN, random) as the value, through gated_forward
+// and gated_forward_fused, against rounded16 of the default unit.
+TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
+  using T = TypeParam;
+  using nonlin::detail::rounded16;
+  std::vector<T> const gate = every_pattern<T>();
+  std::size_t const n = gate.size();
+  std::vector<std::uint16_t> value_bits;
+  for (float const v :
+       {0.0F, 1.0F, 0.5F, 3.0F, 1.0F / 3.0F, 1e-30F, 1e30F, 6e-5F, 60000.0F,
+        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    value_bits.push_back(T::from_float(v).bits);
+    value_bits.push_back(T::from_float(-v).bits);
+  }
+  std::mt19937 random(17);
+  while (value_bits.size() < 48) {
+    value_bits.push_back(static_cast<std::uint16_t>(random()));
+  }
+  auto const stride = static_cast<std::size_t>(accuracy_stride());
+  auto const check = [&](auto const& f) {
+    using Act = std::remove_cvref_t<decltype(f.act)>;
+    static_assert(nonlin::detail::fast16<Act>::gated_forward);
+    auto const op = [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
+    std::vector<T> value(n);
+    std::vector<T> out(n);
+    std::vector<T> fused_in(2 * n);
+    std::vector<T> fused_out(n);
+    for (std::size_t k = 0; k < value_bits.size(); k += stride) {
+      std::fill(value.begin(), value.end(), T{value_bits[k]});
+      gated_forward(f, std::span<T const>(value), std::span<T const>(gate), std::span<T>(out));
+      // One row of 2n: the gate first.
+      std::copy(gate.begin(), gate.end(), fused_in.begin());
+      std::copy(value.begin(), value.end(), fused_in.begin() + static_cast<std::ptrdiff_t>(n));
+      gated_forward_fused(f, std::span<T const>(fused_in), std::span<T>(fused_out), 1,
+                          glu_split::gate_first);
+      auto const vf = static_cast<float>(T{value_bits[k]});
+      for (std::size_t i = 0; i < n; i += stride) {
+        T const want = rounded16<T>(op, vf, static_cast<float>(gate[i]));
+        ASSERT_TRUE(same_bits(out[i], want))
+            << "gate bits " << gate[i].bits << " value " << vf << ": " << static_cast<float>(out[i])
+            << ", want " << static_cast<float>(want);
+        ASSERT_TRUE(same_bits(fused_out[i], want)) << "fused, gate bits " << gate[i].bits;
+      }
+    }
+  };
+  check(nonlin::glu{});
+  check(nonlin::swiglu{});
+  check(nonlin::gated<nonlin::elu>{});
+  check(nonlin::gated<nonlin::selu>{});
+  check(nonlin::gated<nonlin::softplus>{});
+}
+
 // The float with magnitude bits b is exactly halfway between two 16-bit values (v / step has
 // fraction 1/2), computed in double, independently of the bit fields of math/round16.hpp.
 template <class T>

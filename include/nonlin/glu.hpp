@@ -124,6 +124,24 @@ enum class glu_split { value_first, gate_first };
 namespace detail {
 inline namespace NONLIN_ISA {
 
+// The forward kernels' op: f(value, gate); on 16-bit arrays, where detail/fast16.hpp allows it
+// for the act, value act(gate) from the act's fast twin in float (the same 16-bit results).
+template <class T, class F>
+auto gated_forward_op(F const& f) {
+  return [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
+}
+template <class T, class Act>
+auto gated_forward_op(gated<Act> const& f) {
+  if constexpr (storage16<T> && fast16<Act>::gated_forward) {
+    using twin = decltype(fast16<Act>::twin(f.act));
+    return twin_in_float(
+        f, gated<twin>{fast16<Act>::twin(f.act)},
+        [](auto const& h, auto v, auto g) -> decltype(h(v, g)) { return h(v, g); });
+  } else {
+    return [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
+  }
+}
+
 // elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
 // same array as an input; the tail runs the same batch code on a zero-padded copy.
@@ -279,8 +297,8 @@ void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate
   detail::require_same_size<T>(where, "value", value, "out", out);
   detail::require_no_partial_overlap<T>(where, "out", out, "value", value);
   detail::require_no_partial_overlap<T>(where, "out", out, "gate", gate);
-  detail::elementwise<Arch, detail::exactness16<F>()>(
-      [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); }, out, value, gate);
+  detail::elementwise<Arch, detail::exactness16<F>()>(detail::gated_forward_op<T>(f), out, value,
+                                                      gate);
 }
 
 // d_value = dy * act(gate), d_gate = dy * value * act'(gate), in one pass. Each output may be
@@ -320,7 +338,7 @@ void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std
     return;  // rows of nothing: no work, however many rows
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
+  auto const op = detail::gated_forward_op<T>(f);
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     detail::elementwise<Arch, detail::exactness16<F>()>(

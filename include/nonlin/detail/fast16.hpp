@@ -20,27 +20,34 @@
 // one evaluation and the limit +-inf from another (log_sigmoid at x = 201: the default's NaN,
 // the twin's +inf).
 //
-// fast16<F>::forward / backward say which directions take the twin (fast16<F>::twin(f)):
-//   forward:  the twin's float error within 7 steps for every x. Measured (docs/accuracy.md,
-//             every float; tests/accuracy_test.cpp asserts 5): sigmoid 3.06, tanh 4.52,
-//             elu / celu 1.62, selu 2.53, log_sigmoid / softplus 2.24, silu 3.13, mish 3.49,
-//             gelu_exact 4.33 ulp. Not gelu_quick and gelu_tanh (their left tails: 84 and 206
-//             ulp), nor swish (beta x rounded once: 66 ulp for beta = 1.5).
-//   backward: dx = dy f'(x) within 7 steps for every x and dy. The twin's derivative within e
-//             ulp gives a product within 2 e + 1/2 steps (an ulp of f' times |dy| is at most
-//             twice an ulp of the product): e <= 3.25. Measured: sigmoid and tanh 2.92,
-//             elu / celu 1.04, selu 2.48, log_sigmoid / softplus 3.06. Not the x sigmoid(z)
-//             family, mish and the GELUs: their fast derivatives are relative-error-free only
-//             away from their zeros (README, "Fast tier").
-// backward_from_output: the fast twins use the default tier's math there already.
+// fast16<F>::forward / backward / gated_forward say which kernels take the twin
+// (fast16<F>::twin(f) builds it with f's parameters):
+//   forward:       the twin's float error within 7 steps for every x. Measured (docs/accuracy.md;
+//                  tests/accuracy_test.cpp asserts 5 on every build): sigmoid 3.21, tanh 4.52,
+//                  elu / celu 1.62, selu 2.53, log_sigmoid / softplus 2.24, silu 3.15, mish
+//                  3.49, gelu_exact 4.33 ulp. Not gelu_quick and gelu_tanh (their left tails:
+//                  84 and 206 ulp), nor swish (beta x rounded once: 66 ulp at beta = 1.5).
+//   backward:      dx = dy f'(x) within 7 steps for every x and dy. The twin's derivative
+//                  within e ulp gives a product within 2 e + 1/2 steps (an ulp of f' times |dy|
+//                  is less than twice an ulp of the product): e <= 3.25. Measured: sigmoid
+//                  3.10, tanh 2.92, elu / celu 1.04, selu 2.48, log_sigmoid / softplus 3.06.
+//                  Not silu, mish and the GELUs: their fast derivatives lose the relative
+//                  accuracy near their zeros (README, "Fast tier").
+//   gated_forward: value act(gate) (glu.hpp) within 7 steps, by the same product bound: the
+//                  act's forward within 3.25 ulp (sigmoid 3.21, silu 3.15, and the ELU family,
+//                  log_sigmoid and softplus); not tanh, mish, gelu_exact.
+// The figures: every float, float build with FMA. backward_from_output: the fast twins use the
+// default tier's math there already.
 //
 // tests/float16_test.cpp holds the kernels to rounded16 of the default functor (every 16-bit x
-// with 64 values of dy; tests/storage16_accuracy_test.cpp checks every x against MPFR).
+// with 48 values of dy, or of the value for the gated units); tests/storage16_accuracy_test.cpp
+// checks every x against MPFR.
 
 #include "../elu.hpp"
 #include "../fast.hpp"
 #include "../gelu.hpp"
 #include "../isa.hpp"
+#include "../math/arch.hpp"
 #include "../mish.hpp"
 #include "../sigmoid.hpp"
 #include "../silu.hpp"
@@ -49,71 +56,87 @@
 namespace nonlin::detail {
 inline namespace NONLIN_ISA {
 
+// The products' margin (backward, gated_forward) rests on the twins' errors measured with an FMA
+// unit (x86-64-v3 and up, aarch64: the same bits); a build without one (x86-64-v2) evaluates the
+// default functor there. The forwards' margin holds on every build (the bound tested, 5 ulp).
+inline constexpr bool with_fma = math::arch::has_fma<float>;
+
 // No twin: the kernels evaluate F itself in float.
 template <class F>
 struct fast16 {
   static constexpr bool forward = false;
   static constexpr bool backward = false;
+  static constexpr bool gated_forward = false;
 };
 
 template <>
 struct fast16<nonlin::sigmoid> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = with_fma;
   static fast::sigmoid twin(nonlin::sigmoid const& /*f*/) noexcept { return {}; }
 };
 template <>
 struct fast16<nonlin::tanh> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = false;
   static fast::tanh twin(nonlin::tanh const& /*f*/) noexcept { return {}; }
 };
 template <>
 struct fast16<nonlin::elu> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = with_fma;
   static fast::elu twin(nonlin::elu const& f) noexcept { return {f.alpha}; }
 };
 template <>
 struct fast16<nonlin::selu> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = with_fma;
   static fast::selu twin(nonlin::selu const& /*f*/) noexcept { return {}; }
 };
 template <>
 struct fast16<nonlin::celu> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = with_fma;
   static fast::celu twin(nonlin::celu const& f) noexcept { return {f.alpha}; }
 };
 template <>
 struct fast16<nonlin::log_sigmoid> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = with_fma;
   static fast::log_sigmoid twin(nonlin::log_sigmoid const& /*f*/) noexcept { return {}; }
 };
 template <>
 struct fast16<nonlin::softplus> {
   static constexpr bool forward = true;
-  static constexpr bool backward = true;
+  static constexpr bool backward = with_fma;
+  static constexpr bool gated_forward = with_fma;
   static fast::softplus twin(nonlin::softplus const& f) noexcept { return {f.beta, f.threshold}; }
 };
 template <>
 struct fast16<nonlin::silu> {
   static constexpr bool forward = true;
   static constexpr bool backward = false;
+  static constexpr bool gated_forward = with_fma;
   static fast::silu twin(nonlin::silu const& /*f*/) noexcept { return {}; }
 };
 template <>
 struct fast16<nonlin::mish> {
   static constexpr bool forward = true;
   static constexpr bool backward = false;
+  static constexpr bool gated_forward = false;
   static fast::mish twin(nonlin::mish const& /*f*/) noexcept { return {}; }
 };
 template <>
 struct fast16<nonlin::gelu_exact> {
   static constexpr bool forward = true;
   static constexpr bool backward = false;
+  static constexpr bool gated_forward = false;
   static fast::gelu_exact twin(nonlin::gelu_exact const& /*f*/) noexcept { return {}; }
 };
 
