@@ -478,6 +478,24 @@ TYPED_TEST(Float16, KernelsAtEveryShortLengthAndOffset) {
   });
 }
 
+// 48 bit patterns of T for the second operand (dy, or a gated unit's value): 0, 1, 0.5, 3, 1/3,
+// subnormal, tiny and huge values, inf and NaN, each with both signs, then random patterns.
+template <class T>
+std::vector<std::uint16_t> second_operands(unsigned seed) {
+  std::vector<std::uint16_t> bits;
+  for (float const v :
+       {0.0F, 1.0F, 0.5F, 3.0F, 1.0F / 3.0F, 1e-30F, 1e30F, 6e-5F, 60000.0F,
+        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    bits.push_back(T::from_float(v).bits);
+    bits.push_back(T::from_float(-v).bits);
+  }
+  std::mt19937 random(seed);
+  while (bits.size() < 48) {
+    bits.push_back(static_cast<std::uint16_t>(random()));
+  }
+  return bits;
+}
+
 // The default-tier functors whose 16-bit kernels take their float results from the fast twin
 // (detail/fast16.hpp), with other parameters where they have some: every 16-bit x, each with
 // 48 values of dy (both signs, 0, 1, powers of two, subnormal and huge ones, inf, NaN and random
@@ -490,17 +508,7 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultFunctorsBits) {
   using nonlin::detail::rounded16;
   std::vector<T> const x = every_pattern<T>();
   std::size_t const n = x.size();
-  std::vector<std::uint16_t> dy_bits;
-  for (float const v :
-       {0.0F, 1.0F, 0.5F, 3.0F, 1.0F / 3.0F, 1e-30F, 1e30F, 6e-5F, 60000.0F,
-        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-    dy_bits.push_back(T::from_float(v).bits);
-    dy_bits.push_back(T::from_float(-v).bits);
-  }
-  std::mt19937 random(16);
-  while (dy_bits.size() < 48) {
-    dy_bits.push_back(static_cast<std::uint16_t>(random()));
-  }
+  std::vector<std::uint16_t> const dy_bits = second_operands<T>(16);
   auto const stride = static_cast<std::size_t>(accuracy_stride());
   auto const check = [&](auto const& f) {
     static_assert(nonlin::detail::fast16<std::remove_cvref_t<decltype(f)>>::forward);
@@ -553,17 +561,7 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
   using nonlin::detail::rounded16;
   std::vector<T> const gate = every_pattern<T>();
   std::size_t const n = gate.size();
-  std::vector<std::uint16_t> value_bits;
-  for (float const v :
-       {0.0F, 1.0F, 0.5F, 3.0F, 1.0F / 3.0F, 1e-30F, 1e30F, 6e-5F, 60000.0F,
-        std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
-    value_bits.push_back(T::from_float(v).bits);
-    value_bits.push_back(T::from_float(-v).bits);
-  }
-  std::mt19937 random(17);
-  while (value_bits.size() < 48) {
-    value_bits.push_back(static_cast<std::uint16_t>(random()));
-  }
+  std::vector<std::uint16_t> const value_bits = second_operands<T>(17);
   auto const stride = static_cast<std::size_t>(accuracy_stride());
   auto const check = [&](auto const& f) {
     using Act = std::remove_cvref_t<decltype(f.act)>;

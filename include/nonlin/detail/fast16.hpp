@@ -69,74 +69,52 @@ struct fast16 {
   static constexpr bool gated_forward = false;
 };
 
-template <>
-struct fast16<nonlin::sigmoid> {
+// A twin: every forward takes it; backward and the gated forward where the products' margin holds.
+template <bool backward_margin, bool gated_forward_margin>
+struct twin_directions {
   static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = with_fma;
+  static constexpr bool backward = backward_margin && with_fma;
+  static constexpr bool gated_forward = gated_forward_margin && with_fma;
+};
+
+template <>
+struct fast16<nonlin::sigmoid> : twin_directions<true, true> {
   static fast::sigmoid twin(nonlin::sigmoid const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::tanh> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = false;
+struct fast16<nonlin::tanh> : twin_directions<true, false> {
   static fast::tanh twin(nonlin::tanh const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::elu> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = with_fma;
+struct fast16<nonlin::elu> : twin_directions<true, true> {
   static fast::elu twin(nonlin::elu const& f) noexcept { return {f.alpha}; }
 };
 template <>
-struct fast16<nonlin::selu> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = with_fma;
+struct fast16<nonlin::selu> : twin_directions<true, true> {
   static fast::selu twin(nonlin::selu const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::celu> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = with_fma;
+struct fast16<nonlin::celu> : twin_directions<true, true> {
   static fast::celu twin(nonlin::celu const& f) noexcept { return {f.alpha}; }
 };
 template <>
-struct fast16<nonlin::log_sigmoid> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = with_fma;
+struct fast16<nonlin::log_sigmoid> : twin_directions<true, true> {
   static fast::log_sigmoid twin(nonlin::log_sigmoid const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::softplus> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = with_fma;
-  static constexpr bool gated_forward = with_fma;
+struct fast16<nonlin::softplus> : twin_directions<true, true> {
   static fast::softplus twin(nonlin::softplus const& f) noexcept { return {f.beta, f.threshold}; }
 };
 template <>
-struct fast16<nonlin::silu> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = false;
-  static constexpr bool gated_forward = with_fma;
+struct fast16<nonlin::silu> : twin_directions<false, true> {
   static fast::silu twin(nonlin::silu const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::mish> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = false;
-  static constexpr bool gated_forward = false;
+struct fast16<nonlin::mish> : twin_directions<false, false> {
   static fast::mish twin(nonlin::mish const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::gelu_exact> {
-  static constexpr bool forward = true;
-  static constexpr bool backward = false;
-  static constexpr bool gated_forward = false;
+struct fast16<nonlin::gelu_exact> : twin_directions<false, false> {
   static fast::gelu_exact twin(nonlin::gelu_exact const& /*f*/) noexcept { return {}; }
 };
 
