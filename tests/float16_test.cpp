@@ -565,7 +565,8 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
   auto const stride = static_cast<std::size_t>(accuracy_stride());
   auto const check = [&](auto const& f) {
     using Act = std::remove_cvref_t<decltype(f.act)>;
-    static_assert(nonlin::detail::fast16<Act>::gated_forward);
+    // (x86-64-v2, no FMA: the default act; the test then holds trivially.)
+    static_assert(nonlin::detail::fast16<Act>::gated_forward || !nonlin::detail::with_fma);
     auto const op = [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
     std::vector<T> value(n);
     std::vector<T> out(n);
