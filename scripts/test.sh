@@ -9,9 +9,12 @@
 #               fuzz/, tools/*.cpp
 #   test        g++, -march=x86-64-v4 (AVX-512): tests, examples, benchmarks (built), packaging
 #   clang       clang++, -march=x86-64-v3 (AVX2 + FMA), AddressSanitizer +
-#               UndefinedBehaviorSanitizer, -fno-sanitize-recover, at -O1 (the sanitizers' usual
-#               level; its build took 485 s at -O3, 272 at -O1, and cross_build_test holds its
-#               results to the v3 bits at either): tests, examples; not isa_mix
+#               UndefinedBehaviorSanitizer, -fno-sanitize-recover, at -O0, the accuracy screens
+#               on every 8th input (NONLIN_ACCURACY_STRIDE=8; the places near kinks stay dense):
+#               on a Zen 5 host its build took 441 s at -O1 and 126 at -O0, the tests ~150 s at
+#               -O0 with the stride against 70 at -O1 without it; cross_build_test holds its
+#               results to the v3 bits at any level (the formulas do not depend on contraction:
+#               aarch64 builds with -ffp-contract=off give the same bits): tests, examples; not isa_mix
 #               (v2's), packaging, headers (lint compiles every header alone with clang) nor benchmarks
 #               (the main job builds them with g++, the test stage checks that). One stage for
 #               clang's build and the sanitizers: as two (clang at x86-64-v3, sanitize at
@@ -21,12 +24,13 @@
 #               AVX-512 build under ASan + UBSan, lint compiles it
 #   v3          g++, -march=x86-64-v3: the tests; not a default stage (CI's 30 min: clang covers
 #               the level, and dispatch_test and cross_build_test hold g++'s v3 bits)
-#   v2          clang++, -march=x86-64-v2 (SSE4.2, no FMA): the tests, isa_mix. clang compiles the suite
-#               in about half g++'s time (this stage: 153 s against 251) and gives g++'s v2 bits in all
-#               376 results of cross_build_test; g++ builds v2 code in the test stage
+#   v2          clang++, -march=x86-64-v2 (SSE4.2, no FMA), at -O1: the tests, isa_mix. clang compiles the
+#               suite in about half g++'s time (this stage: 153 s against 251) and gives g++'s v2 bits in all
+#               376 results of cross_build_test (at -O1 as at -O3; -O1 compiles special_values_test in
+#               49 CPU s against 80); g++ builds v2 code in the test stage
 #               (tests/dispatch's level TUs) and in scripts/update-cross-build-hashes.sh
 #   aarch64     clang++ --target=aarch64-linux-gnu (clang 14 with Debian's cross libstdc++ and
-#               ld.lld), -march=armv8-a (NEON, fused multiply-add), -ffp-contract=off: the tests,
+#               ld.lld), -march=armv8-a (NEON, fused multiply-add), -ffp-contract=off, -O1: the tests,
 #               cross-compiled (cmake/toolchains/aarch64-linux-gnu-clang.cmake) and run by ctest
 #               under qemu-aarch64 with NONLIN_ACCURACY_STRIDE=8 (accuracy_test on every 8th grid
 #               and random input, storage16_accuracy_test on every 8th pattern, math_test's
@@ -171,24 +175,24 @@ run_fuzz() {
 }
 
 ctest_args=("$@")
-# -O1 after run_stage's -O3 (the last -O wins): see the clang stage above.
-sanitizers="-O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# -O0 after run_stage's -O3 (the last -O wins): see the clang stage above.
+sanitizers="-O0 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 for stage in $stages; do
   case "$stage" in
     # The benchmark and the accuracy tools are built here to hold them to warnings as errors,
-    # never run: at -O1 (NONLIN_TOOLS_COMPILE_OPTIONS) they compile in about 40% of -O3's time
-    # (tools/accuracy.cpp 44 s against 118). dispatch_test's TUs take it too (each level checks
-    # its dispatched calls against direct calls in the same TU; 134 CPU s against 185); -O3 stays
-    # on every other test. The header self-containment test (label headers) is left to lint,
+    # never run: at -O0 (NONLIN_TOOLS_COMPILE_OPTIONS; the main job builds them at -O3). At -O1
+    # they took 244 CPU s of this stage on a Zen 5 host (tools/accuracy.cpp 80). dispatch_test's
+    # TUs take it too (each level checks its dispatched calls against direct calls in the same
+    # TU; 248 CPU s at -O1); -O3 stays on every other test. The header self-containment test (label headers) is left to lint,
     # which compiles every header alone with clang (clang-tidy); `ctest -L headers` runs it on
     # demand (89 s here, one job).
     test) run_stage test g++ -march=x86-64-v4 "" "exhaustive|headers" \
-            -DNONLIN_TOOLS_COMPILE_OPTIONS=-O1 ;;
+            -DNONLIN_TOOLS_COMPILE_OPTIONS=-O0 ;;
     clang | sanitize)
       arch=-march=x86-64-v3
       [[ $stage == clang ]] || arch=-march=native
       run_stage "$stage" clang++ "$arch" "$sanitizers" "exhaustive|package|headers" \
-        -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
+        -DNONLIN_ACCURACY_STRIDE="${NONLIN_ACCURACY_STRIDE:-8}" -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     # headers_self_contained (label `headers`) runs in no default stage: including each header
     # alone is a property of the headers, not of the ISA or the sanitizers, and the lint stage
     # compiles every header alone with clang.
@@ -198,7 +202,7 @@ for stage in $stages; do
     v3) run_stage v3 g++ -march=x86-64-v3 "" "exhaustive|package|examples|headers" \
           -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF \
           -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
-    v2) run_stage v2 clang++ -march=x86-64-v2 "" "exhaustive|package|examples|headers" \
+    v2) run_stage v2 clang++ -march=x86-64-v2 -O1 "exhaustive|package|examples|headers" \
           -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     # Cross-compiled, every test emulated by qemu-user (CMAKE_CROSSCOMPILING_EMULATOR), so
     # accuracy_test screens every 8th point of its grids and random inputs (the neighbours of the
@@ -211,7 +215,7 @@ for stage in $stages; do
     aarch64 | aarch64-gcc)
       toolchain=aarch64-linux-gnu-clang cross=clang++
       [[ $stage == aarch64 ]] || toolchain=aarch64-linux-gnu cross=aarch64-linux-gnu-g++
-      run_stage "$stage" "$cross" -march=armv8-a -ffp-contract=off \
+      run_stage "$stage" "$cross" -march=armv8-a "-ffp-contract=off -O1" \
         "exhaustive|package|examples|headers" \
         -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/${toolchain}.cmake" \
         -DNONLIN_ACCURACY_STRIDE="${NONLIN_ACCURACY_STRIDE:-8}" \
