@@ -11,8 +11,8 @@
 #   clang       clang++, -march=x86-64-v3 (AVX2 + FMA), AddressSanitizer +
 #               UndefinedBehaviorSanitizer, -fno-sanitize-recover, at -O0, the accuracy screens
 #               on every 8th input (NONLIN_ACCURACY_STRIDE=8; the places near kinks stay dense):
-#               on a Zen 5 host its build took 441 s at -O1 and 126 at -O0, the tests ~150 s at
-#               -O0 with the stride against 70 at -O1 without it; cross_build_test holds its
+#               on a Zen 5 host the stage took 511 s at -O1 (build 441) and 251 at -O0 (build
+#               133; the tests ~120 s with the stride against 70 at -O1 without it); cross_build_test holds its
 #               results to the v3 bits at any level (the formulas do not depend on contraction:
 #               aarch64 builds with -ffp-contract=off give the same bits): tests, examples; not isa_mix
 #               (v2's), packaging, headers (lint compiles every header alone with clang) nor benchmarks
@@ -195,7 +195,8 @@ for stage in $stages; do
       arch=-march=x86-64-v3
       [[ $stage == clang ]] || arch=-march=native
       run_stage "$stage" clang++ "$arch" "$sanitizers" "exhaustive|package|headers" \
-        -DNONLIN_ACCURACY_STRIDE="${NONLIN_ACCURACY_STRIDE:-8}" -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
+        -DNONLIN_ACCURACY_STRIDE="${NONLIN_ACCURACY_STRIDE:-8}" -DNONLIN_BUILD_BENCHMARKS=OFF \
+        -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     # headers_self_contained (label `headers`) runs in no default stage: including each header
     # alone is a property of the headers, not of the ISA or the sanitizers, and the lint stage
     # compiles every header alone with clang.
@@ -206,7 +207,8 @@ for stage in $stages; do
           -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF \
           -DNONLIN_TEST_MULTI_TARGET=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     v2) run_stage v2 clang++ -march=x86-64-v2 -O0 "exhaustive|package|examples|headers" \
-          -DNONLIN_ACCURACY_STRIDE="${NONLIN_ACCURACY_STRIDE:-8}" -DNONLIN_BUILD_BENCHMARKS=OFF -DNONLIN_BUILD_EXAMPLES=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
+          -DNONLIN_ACCURACY_STRIDE="${NONLIN_ACCURACY_STRIDE:-8}" -DNONLIN_BUILD_BENCHMARKS=OFF \
+          -DNONLIN_BUILD_EXAMPLES=OFF -DNONLIN_TEST_DISPATCH=OFF ;;
     # Cross-compiled, every test emulated by qemu-user (CMAKE_CROSSCOMPILING_EMULATOR), so
     # accuracy_test screens every 8th point of its grids and random inputs (the neighbours of the
     # known worst places stay dense; NONLIN_ACCURACY_STRIDE=1 for all of them). The examples

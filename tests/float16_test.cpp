@@ -507,7 +507,8 @@ std::vector<std::uint16_t> second_operands(unsigned seed) {
 TYPED_TEST(Float16, FastTwinsGiveTheDefaultFunctorsBits) {
   using T = TypeParam;
   using nonlin::detail::rounded16;
-  // Under qemu and in the unoptimised sanitizer build: every stride-th x, kernels included.
+  // Where the stride is above 1 (scripts/test.sh's slow stages): every stride-th x, kernels
+  // included.
   auto const stride = static_cast<std::size_t>(accuracy_stride());
   std::vector<T> const x = every_pattern<T>(stride);
   std::size_t const n = x.size();

@@ -3,7 +3,7 @@
 // NONLIN_ACCURACY_STRIDE=k in the environment (CMake's NONLIN_ACCURACY_STRIDE sets it for ctest):
 // the accuracy screens keep every k-th input, for builds where each evaluation is slow (the
 // aarch64 stage under qemu, where MPFR and the binary128 long double are emulated too, and the
-// unoptimised sanitizer build).
+// unoptimised clang and v2 stages).
 //   accuracy_test             every k-th point of its grids and random patterns (the
 //                             neighbours of the special places stay dense)
 //   storage16_accuracy_test   every k-th of the 65536 bit patterns
@@ -13,7 +13,7 @@
 //   float16_test              every k-th x and second operand of the fast-twin checks
 //   glu_test                  every 3k-th value of the exactness check
 // Every ctest entry gets the variable (tests/CMakeLists.txt); scripts/test.sh sets 8 for the
-// aarch64 stage and for the clang stage (-O0 under the sanitizers).
+// aarch64 stage and for the clang and v2 stages (-O0).
 // 1 (everything) where it is unset or empty.
 
 #include <cstdlib>
