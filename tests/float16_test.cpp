@@ -397,7 +397,7 @@ bool same_bits(T a, T b) {
 // near a 16-bit midpoint).
 template <class F>
 auto forward_op(F const& f) {
-  return [f](auto x) -> decltype(f(x)) { return f(x); };
+  return nonlin::detail::forward16_op(f);  // the kernels' op (its double moved off ties)
 }
 template <class F>
 auto backward_op(F const& f) {
@@ -671,6 +671,75 @@ TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
   }
   EXPECT_GT(near_count, 60000);
   (void)sizeof(B);
+}
+
+// Where double itself rounds the true value onto a 16-bit midpoint, the functor's
+// side_of_true_value decides (math/true_side.hpp, kernels.hpp value16), checked on every input
+// against roundings done here, through the span kernel (SIMD body, tail and recomputation):
+//   - x g(x) (silu, swish, gelu_quick, hardswish, both GELUs; fast tier too) at |x| < 2^-125 is
+//     x/2 + d with 0 < d far below a 16-bit step: x/2 rounded, a tie going up;
+//   - elu(0.5) at those x < 0: x/2 + d likewise (expm1(x) > x);
+//   - leaky_relu: 0.01 x (the double 0.01) exactly, in long double (64 bits or more: the product
+//     of 53 and 11 significant bits is exact), rounded to nearest even.
+// Without the sides 963 bfloat16 and 21 float16 results of these went to the other neighbour.
+template <class T>
+T rounded_at(double q_times_step, double step, bool tie_up) {
+  double const q = q_times_step / step;  // exact: step is a power of two
+  double const r = (tie_up && q - std::floor(q) == 0.5) ? std::ceil(q) : std::nearbyint(q);
+  return T::from_float(static_cast<float>(r * step));  // r * step is a 16-bit value
+}
+
+TYPED_TEST(Float16, TiesInDoubleGoToTheTrueValuesSide) {
+  using T = TypeParam;
+  std::vector<T> const x = every_pattern<T>();
+  std::vector<T> y(x.size());
+  auto const small = [](T v) { return std::abs(static_cast<float>(v)) < 0x1p-125F; };
+  auto const x_times_half = [&](auto const& f, char const* name, bool left_only) {
+    nonlin::forward(f, std::span<T const>(x), std::span<T>(y));
+    std::int64_t ties = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      double const xi = static_cast<float>(x[i]);
+      if (!small(x[i]) || xi == 0 || (left_only && xi > 0)) {
+        continue;
+      }
+      double const half = xi / 2;
+      double const step = step16<T>(half);
+      ties += (half / step - std::floor(half / step) == 0.5) ? 1 : 0;
+      ASSERT_EQ(y[i].bits, rounded_at<T>(half, step, true).bits)
+          << name << " at bits 0x" << std::hex << x[i].bits;
+    }
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      EXPECT_GT(ties, 0) << name;  // the case occurs among these inputs
+    }
+  };
+  x_times_half(nonlin::silu{}, "silu", false);
+  x_times_half(nonlin::swish{.beta = 1.5}, "swish(1.5)", false);
+  x_times_half(nonlin::gelu_quick{}, "gelu_quick", false);
+  x_times_half(nonlin::hardswish{}, "hardswish", false);
+  x_times_half(nonlin::gelu_exact{}, "gelu_exact", false);
+  x_times_half(nonlin::gelu_tanh{}, "gelu_tanh", false);
+  x_times_half(nonlin::fast::silu{}, "fast::silu", false);
+  x_times_half(nonlin::fast::swish{.beta = 1.5}, "fast::swish(1.5)", false);
+  x_times_half(nonlin::fast::gelu_quick{}, "fast::gelu_quick", false);
+  x_times_half(nonlin::fast::gelu_exact{}, "fast::gelu_exact", false);
+  x_times_half(nonlin::fast::gelu_tanh{}, "fast::gelu_tanh", false);
+  x_times_half(nonlin::elu{.alpha = 0.5}, "elu(0.5)", true);
+  x_times_half(nonlin::fast::elu{.alpha = 0.5}, "fast::elu(0.5)", true);
+
+  if constexpr (std::numeric_limits<long double>::digits >= 64) {
+    nonlin::leaky_relu const f;
+    nonlin::forward(f, std::span<T const>(x), std::span<T>(y));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      auto const xi = static_cast<long double>(static_cast<float>(x[i]));
+      if (!std::isfinite(xi) || xi > 0) {
+        continue;
+      }
+      long double const exact = static_cast<long double>(f.alpha) * xi;
+      long double const step = step16<T>(static_cast<double>(exact));
+      auto const want = T::from_float(static_cast<float>(std::nearbyintl(exact / step) * step));
+      ASSERT_EQ(y[i].bits, want.bits) << "leaky_relu at bits 0x" << std::hex << x[i].bits;
+    }
+  }
 }
 
 // round_to_odd then the 16-bit rounding gives d correctly rounded (to nearest even, in double:

@@ -17,6 +17,7 @@
 #include "math/double_float.hpp"
 #include "math/exp.hpp"
 #include "math/ops.hpp"
+#include "math/true_side.hpp"
 
 namespace nonlin {
 
@@ -118,6 +119,14 @@ struct elu {
     return dy * derivative_from_output(y);
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
+  // For the 16-bit kernels (math/true_side.hpp): alpha expm1(x) - alpha x has the sign of
+  // alpha for x < 0 (expm1(x) > x); x itself on the right.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::select(x < V(0),
+                        math::side_beyond_product(math::c<V>(alpha), x, y, math::sign_of<V>(alpha)),
+                        V(0));
+  }
 };
 
 // selu(x) = lambda elu_alpha(x), alpha = 1.6732632..., lambda = 1.0507009... (Klambauer 2017).

@@ -20,6 +20,7 @@
 #include "math/ops.hpp"
 #include "mish.hpp"
 #include "sigmoid.hpp"
+#include "silu.hpp"
 #include "tanh.hpp"
 
 namespace nonlin::fast {
@@ -223,6 +224,11 @@ struct elu {
     return nonlin::elu{alpha}.backward_from_output(y, dy);
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
+  // The default functor's (the same function): for the 16-bit kernels.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return nonlin::elu{alpha}.side_of_true_value(x, y);
+  }
 };
 
 // selu(x) = lambda elu_alpha(x): the default tier's right side lambda x (rounded once) and
@@ -318,6 +324,11 @@ struct gelu_exact {
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
     return nonlin::gelu_exact{}.backward_given_derivative(x, derivative, dy);
+  }
+  // The default functor's (the same function): for the 16-bit kernels.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return nonlin::gelu_exact{}.side_of_true_value(x, y);
   }
 };
 
@@ -425,6 +436,11 @@ struct swish {
     V const z = x * math::c<V>(beta);
     return detail::x_sigmoid_derivative_times(derivative(x), z, z, dy);
   }
+  // The default functor's (the same function): for the 16-bit kernels.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return nonlin::swish{beta}.side_of_true_value(x, y);
+  }
 };
 
 // silu(x) = x sigmoid(x) (swish with beta = 1).
@@ -442,6 +458,11 @@ struct silu {
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::x_sigmoid_derivative_times(derivative(x), x, x, dy);
+  }
+  // The default functor's (the same function): for the 16-bit kernels.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return nonlin::silu{}.side_of_true_value(x, y);
   }
 };
 
@@ -462,6 +483,11 @@ struct gelu_quick {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const z = x * math::c<V>(math::gelu_quick_k);
     return detail::x_sigmoid_derivative_times(derivative(x), z, z, dy);
+  }
+  // The default functor's (the same function): for the 16-bit kernels.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return nonlin::gelu_quick{}.side_of_true_value(x, y);
   }
 };
 
@@ -484,6 +510,12 @@ struct gelu_tanh {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     V const slope = math::fma(math::c<V>(3 * c3), x * x, math::c<V>(c1));
     return detail::x_sigmoid_derivative_times(derivative(x), argument(x), x * slope, dy);
+  }
+
+  // The default functor's (the same function): for the 16-bit kernels.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return nonlin::gelu_tanh{}.side_of_true_value(x, y);
   }
 
  private:

@@ -16,6 +16,7 @@
 #include "math/normal.hpp"
 #include "math/ops.hpp"
 #include "math/roots.hpp"
+#include "math/true_side.hpp"
 
 namespace nonlin {
 
@@ -50,6 +51,11 @@ struct gelu_exact {
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
     return math::normal_slope_times(derivative, x, dy);
   }
+  // For the 16-bit kernels (math/true_side.hpp): x Phi(x) > x/2 for x != 0.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::side_beyond_product(math::c<V>(0.5), x, y, math::c<V>(1));
+  }
 
  private:
   // Where Phi(-a) - a phi(a) cancels enough to need the root's ratio: outside x0 +- 0.3 the
@@ -81,6 +87,12 @@ struct gelu_tanh {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return math::x_sigmoid_derivative_times<split>(derivative(x), argument(x), one_plus_x_slope(x),
                                                    dy);
+  }
+  // For the 16-bit kernels (math/true_side.hpp): x sigmoid(v(x)) > x/2 for x != 0 (v rises
+  // through 0 at 0).
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::side_beyond_product(math::c<V>(0.5), x, y, math::c<V>(1));
   }
 
  private:

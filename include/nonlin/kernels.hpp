@@ -262,6 +262,29 @@ T rounded16(Op const& op, X... x) {
   }
 }
 
+// f's result where a 16-bit forward kernel evaluates it: f(x) in float; in double, f(x) moved
+// toward the true value where f says on which side it lies (side_of_true_value,
+// math/true_side.hpp) and f(x) is exactly a float (math::toward_side), so that a double rounded
+// onto a midpoint rounds to 16 bits as the true value does. The forward kernels' op, and the
+// tests' reference (rounded16 of forward16_op).
+template <class F, class V>
+concept knows_true_side = requires(F const& f, V x) {
+  { f.side_of_true_value(x, x) } -> std::same_as<V>;
+};
+template <class F, class V>
+V value16(F const& f, V x) {
+  V const y = f(x);
+  if constexpr (std::is_same_v<scalar_t<V>, double> && knows_true_side<F, V>) {
+    return math::toward_side(y, f.side_of_true_value(x, y));
+  } else {
+    return y;
+  }
+}
+template <class F>
+auto forward16_op(F const& f) {
+  return [f](auto xb) -> decltype(f(xb)) { return detail::value16(f, xb); };
+}
+
 // The lanes of r near a midpoint of T (r: floats on their way to T); for exact16::normal only
 // those that are subnormal too (one compare more).
 template <class T, exact16 E = exact16::none, class B>
@@ -483,23 +506,28 @@ requires unary_activation<F, detail::compute_t<T>>
 void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
-  // The ops say their result type, so that recomputable_in_double asks whether f takes double.
-  auto const op = [f](auto xb) -> decltype(f(xb)) { return f(xb); };
-  if constexpr (storage16<T> && detail::fast16<F>::forward) {
-    // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
-    detail::elementwise<Arch, detail::forward_exactness16<F>()>(
-        detail::twin_in_float(f, detail::fast16<F>::twin(f),
-                              [](auto const& g, auto xb) -> decltype(g(xb)) { return g(xb); }),
-        y, x);
-    return;
-  }
-  if constexpr (storage16<T> && detail::exact_forward_at_run_time<F>) {
-    if (f.exact_forward_results()) {
-      detail::elementwise<Arch, detail::exact16::all>(op, y, x);
+  if constexpr (storage16<T>) {
+    if constexpr (detail::fast16<F>::forward) {
+      // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
+      detail::elementwise<Arch, detail::forward_exactness16<F>()>(
+          detail::twin_in_float(
+              f, detail::fast16<F>::twin(f),
+              [](auto const& g, auto xb) -> decltype(g(xb)) { return detail::value16(g, xb); }),
+          y, x);
       return;
     }
+    if constexpr (detail::exact_forward_at_run_time<F>) {
+      if (f.exact_forward_results()) {
+        detail::elementwise<Arch, detail::exact16::all>(detail::forward16_op(f), y, x);
+        return;
+      }
+    }
+    detail::elementwise<Arch, detail::forward_exactness16<F>()>(detail::forward16_op(f), y, x);
+  } else {
+    // The ops say their result type, so that recomputable_in_double asks whether f takes double.
+    detail::elementwise<Arch, detail::forward_exactness16<F>()>(
+        [f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
   }
-  detail::elementwise<Arch, detail::forward_exactness16<F>()>(op, y, x);
 }
 
 // dx = dy * f'(x).

@@ -15,6 +15,7 @@
 #include "concepts.hpp"
 #include "isa.hpp"
 #include "math/ops.hpp"
+#include "math/true_side.hpp"
 
 namespace nonlin {
 
@@ -205,6 +206,12 @@ struct leaky_relu {
     return backward(y, dy);
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
+  // For the 16-bit kernels (math/true_side.hpp): alpha x rounded in double (alpha the double
+  // it is) lies on the side of the exact product that two_product shows; x itself on the right.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::select(x > V(0), V(0), math::side_of_product(math::c<V>(alpha), x, y));
+  }
 
  private:
   template <real_value V>

@@ -11,6 +11,7 @@
 #include "math/logistic.hpp"
 #include "math/ops.hpp"
 #include "math/roots.hpp"
+#include "math/true_side.hpp"
 
 namespace nonlin {
 
@@ -102,6 +103,12 @@ struct swish {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return beta == 1.0 ? detail::swish_backward(x, dy) : detail::swish_backward(x, {beta, 0.0}, dy);
   }
+  // For the 16-bit kernels (math/true_side.hpp): x sigmoid(beta x) - x/2 has the sign of beta
+  // for x != 0.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::side_beyond_product(math::c<V>(0.5), x, y, math::sign_of<V>(beta));
+  }
 };
 
 // silu(x) = x sigmoid(x): swish with beta = 1 (minimum -0.278 near x = -1.278).
@@ -119,6 +126,11 @@ struct silu {
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::swish_backward(x, dy);
+  }
+  // For the 16-bit kernels (math/true_side.hpp): x sigmoid(x) > x/2 for x != 0.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::side_beyond_product(math::c<V>(0.5), x, y, math::c<V>(1));
   }
   // Both from one exp (the gated units need both): the same bits as operator() and derivative.
   template <real_value V>
@@ -153,6 +165,11 @@ struct gelu_quick {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return detail::swish_backward(x, slope(), dy);
   }
+  // For the 16-bit kernels (math/true_side.hpp): x sigmoid(k x) - x/2 has the sign of k.
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::side_beyond_product(math::c<V>(0.5), x, y, math::sign_of<V>(k));
+  }
 
  private:
   NONLIN_ISA_TAG math::double_double slope() const noexcept {
@@ -181,6 +198,12 @@ struct hardswish {
     V const outer = math::select(x <= math::c<V>(-3), V(0), dy);
     auto inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
     return math::keep_nan(x, math::select(inside, dy * inner, outer));
+  }
+  // For the 16-bit kernels (math/true_side.hpp): x relu6(x + 3) / 6 > x/2 for x != 0
+  // (relu6(x + 3) / 6 rises through 1/2 at 0 and is flat only beyond +-3, where x or 0 is).
+  template <real_value V>
+  NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
+    return math::side_beyond_product(math::c<V>(0.5), x, y, math::c<V>(1));
   }
 };
 

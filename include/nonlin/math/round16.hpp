@@ -102,6 +102,23 @@ inline float round_to_odd(double d) noexcept {
   return std::bit_cast<float>((std::bit_cast<std::uint32_t>(nearest) - step) | odd);
 }
 
+// A double y moved toward side s (+1 up, -1 down, 0 not at all; a functor's
+// side_of_true_value, math/true_side.hpp) by |y| 2^-40, where y is exactly a finite float
+// (its low 29 bits clear): less than any float step, so round_to_odd of it is a float beyond y on
+// that side (where y's last bit is clear, as a midpoint's is: the next one), and a y on a 16-bit
+// midpoint rounds the true value's way. Elsewhere y as it was: round_to_odd already marks it
+// inexact, and moving it could land on a float, perhaps a midpoint. (|y| 2^-40 and the sum are
+// exact: y has 24 significant bits.)
+template <real_value V>
+inline V toward_side(V const& y, V const& s) noexcept {
+  static_assert(std::is_same_v<scalar_t<V>, double>);
+  using I = int_t<V>;
+  V const truncated = math::from_bits<V>(math::as_bits(y) & I(~std::int64_t{0x1fffffff}));
+  auto const on_float = math::both(truncated == y, math::abs(y) <= V(0x1.fffffep127));
+  V const moved = y + (s * math::abs(y)) * V(0x1p-40);
+  return math::select(math::both(on_float, s != V(0)), moved, y);
+}
+
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
 }  // namespace NONLIN_ISA
