@@ -575,7 +575,8 @@ void expect_gated16_rule(F const& f, std::vector<T> const& value, std::vector<T>
     auto const vd = static_cast<double>(v);
     auto const gd = static_cast<double>(g);
     auto const dd = static_cast<double>(d);
-    T const want = detail::rounded16_given<T>(f(v, g), [&] { return f(vd, gd); });
+    // The double as the kernels form it (moved off a tie: kernels.hpp value16).
+    T const want = detail::rounded16_given<T>(f(v, g), [&] { return detail::value16(f, vd, gd); });
     gated_gradient<float> const r = f.backward(v, g, d);
     T const want_value =
         detail::rounded16_given<T>(r.d_value, [&] { return f.backward(vd, gd, dd).d_value; });

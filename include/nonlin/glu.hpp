@@ -47,6 +47,7 @@
 #include "isa.hpp"
 #include "kernels.hpp"
 #include "math/ops.hpp"
+#include "math/true_side.hpp"
 #include "piecewise.hpp"
 #include "sigmoid.hpp"
 #include "silu.hpp"
@@ -76,6 +77,19 @@ struct gated {
   template <real_value V>
   requires unary_activation<Act, V> NONLIN_ISA_TAG V operator()(V value, V gate) const noexcept {
     return value * act(gate);
+  }
+  // For the 16-bit kernels (math/true_side.hpp): where act knows the side of its own result a
+  // and y is value a exactly, the true value value act(gate) lies on that side times value's
+  // sign (swiglu at a bfloat16 gate below 2^-125: value gate / 2 exactly, often a midpoint).
+  template <real_value V>
+  requires requires(Act const& a, V v) {
+    { a.side_of_true_value(v, v) } -> std::same_as<V>;
+  }
+  NONLIN_ISA_TAG V side_of_true_value(V value, V gate, V y) const noexcept {
+    V const a = act(gate);
+    V const exact = math::select(math::product_minus(value, a, y) == V(0),
+                                 act.side_of_true_value(gate, a), V(0));
+    return math::select(value > V(0), exact, math::select(value < V(0), math::neg(exact), V(0)));
   }
   template <real_value V>
   requires unary_activation<Act, V> NONLIN_ISA_TAG gated_gradient<V> backward(V value, V gate, V dy)
@@ -128,15 +142,22 @@ inline namespace NONLIN_ISA {
 // for the act, value act(gate) from the act's fast twin in float (the same 16-bit results).
 template <class T, class F>
 auto gated_forward_op(F const& f) {
-  return [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
+  if constexpr (storage16<T>) {
+    return [f](auto v, auto g) -> decltype(f(v, g)) { return detail::value16(f, v, g); };
+  } else {
+    return [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
+  }
 }
 template <class T, class Act>
 auto gated_forward_op(gated<Act> const& f) {
   if constexpr (storage16<T> && fast16<Act>::gated_forward) {
     using twin = decltype(fast16<Act>::twin(f.act));
-    return twin_in_float(
-        f, gated<twin>{fast16<Act>::twin(f.act)},
-        [](auto const& h, auto v, auto g) -> decltype(h(v, g)) { return h(v, g); });
+    return twin_in_float(f, gated<twin>{fast16<Act>::twin(f.act)},
+                         [](auto const& h, auto v, auto g) -> decltype(h(v, g)) {
+                           return detail::value16(h, v, g);
+                         });
+  } else if constexpr (storage16<T>) {
+    return [f](auto v, auto g) -> decltype(f(v, g)) { return detail::value16(f, v, g); };
   } else {
     return [f](auto v, auto g) -> decltype(f(v, g)) { return f(v, g); };
   }

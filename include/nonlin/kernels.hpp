@@ -262,20 +262,21 @@ T rounded16(Op const& op, X... x) {
   }
 }
 
-// f's result where a 16-bit forward kernel evaluates it: f(x) in float; in double, f(x) moved
-// toward the true value where f says on which side it lies (side_of_true_value,
-// math/true_side.hpp) and f(x) is exactly a float (math::toward_side), so that a double rounded
-// onto a midpoint rounds to 16 bits as the true value does. The forward kernels' op, and the
-// tests' reference (rounded16 of forward16_op).
-template <class F, class V>
-concept knows_true_side = requires(F const& f, V x) {
-  { f.side_of_true_value(x, x) } -> std::same_as<V>;
+// f's result where a 16-bit forward kernel evaluates it: f(x...) in float; in double, f(x...)
+// moved toward the true value where f says on which side it lies (side_of_true_value(x..., y),
+// math/true_side.hpp) and f(x...) is exactly a float (math::toward_side), so that a double
+// rounded onto a midpoint rounds to 16 bits as the true value does. The forward kernels' op
+// (the gated units' too, glu.hpp), and the tests' reference (rounded16 of forward16_op).
+template <class F, class V, class... X>
+concept knows_true_side = requires(F const& f, V y, X... x) {
+  { f.side_of_true_value(x..., y) } -> std::same_as<V>;
 };
-template <class F, class V>
-V value16(F const& f, V x) {
-  V const y = f(x);
-  if constexpr (std::is_same_v<scalar_t<V>, double> && knows_true_side<F, V>) {
-    return math::toward_side(y, f.side_of_true_value(x, y));
+template <class F, class... X>
+auto value16(F const& f, X... x) {
+  using V = decltype(f(x...));
+  V const y = f(x...);
+  if constexpr (std::is_same_v<scalar_t<V>, double> && knows_true_side<F, V, X...>) {
+    return math::toward_side(y, f.side_of_true_value(x..., y));
   } else {
     return y;
   }

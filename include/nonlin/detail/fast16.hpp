@@ -13,8 +13,8 @@
 //     which the default's float (within 2 ulp) or double (where marked) gives as well;
 //   - a marked lane is the default functor's double result in both.
 //
-// Except where the true value is within double's error of a midpoint (the "ties" of
-// docs/storage16.md), which both mark; a NaN result is a NaN, whose sign and payload may be
+// Except where the true value is within double's error of a midpoint (where double may land on
+// it: math/true_side.hpp), which both mark; a NaN result is a NaN, whose sign and payload may be
 // another's (as between two builds of one functor: which operand's NaN an operation returns is
 // the compiler's choice); and dy = +-inf times an f'(x) that rounds to 0 in float gives NaN from
 // one evaluation and the limit +-inf from another (log_sigmoid at x = 201: the default's NaN,

@@ -19,9 +19,10 @@
 //
 // The kernels recompute the lanes near a midpoint in double (the same functor) and store
 // round_to_odd of that: correctly rounded unless the true value is within double's error of a
-// midpoint too (tools/accuracy.cpp --storage16 counts the results that are not, over all 65536
-// inputs of every function). A lane is near a midpoint with probability 2 k / 2^16 (bfloat16) and
-// 2 k / 2^13 (float16 normal results).
+// midpoint too; where double lands exactly on one, the functor's side_of_true_value decides
+// (math/true_side.hpp, toward_side below; tools/accuracy.cpp --storage16 counts the results that
+// are not correctly rounded, over all 65536 inputs of every function: 0 for the catalog). A lane is
+// near a midpoint with probability 2 k / 2^16 (bfloat16) and 2 k / 2^13 (float16 normal results).
 
 #include <bit>
 #include <cmath>
