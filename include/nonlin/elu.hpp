@@ -118,6 +118,18 @@ struct elu {
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
   }
+  // For the 16-bit kernels (kernels.hpp, exact lanes): where backward_from_output(y, dy) is exact
+  // (dy on the right; dy (y + alpha) with neither rounding losing anything, alpha a float, y >=
+  // -alpha as every output is), its rounding once is the correctly rounded value and no midpoint
+  // test is needed. From 16-bit y and dy most results are exact, and lie on a midpoint often.
+  template <real_value V>
+  NONLIN_ISA_TAG math::mask_t<V> exact_backward_from_output(V y, V dy) const noexcept {
+    if (!math::constant_is_exact<V>(alpha)) {
+      return math::mask_t<V>(false);
+    }
+    V const a = math::c<V>(alpha);
+    return math::either(y > V(0), math::sum_times_is_exact(dy, a, y, y >= math::neg(a)));
+  }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
   // For the 16-bit kernels (math/true_side.hpp): alpha expm1(x) - alpha x has the sign of
   // alpha for x < 0 (expm1(x) > x); x itself on the right.
@@ -204,6 +216,19 @@ struct celu {
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return dy * derivative_from_output(y);
+  }
+  // As elu's: exact where y / alpha, 1 + that and dy times it lose nothing (alpha a float).
+  template <real_value V>
+  NONLIN_ISA_TAG math::mask_t<V> exact_backward_from_output(V y, V dy) const noexcept {
+    if (!math::constant_is_exact<V>(alpha)) {
+      return math::mask_t<V>(false);
+    }
+    V const q = detail::over_width(y, alpha);
+    auto back = math::two_product(q, math::c<V>(alpha));  // not const: GCC 12 would store it
+    auto const quotient_exact = math::both(back.hi == y, math::product_is_exact(back));
+    return math::either(
+        y > V(0), math::both(quotient_exact,
+                             math::sum_times_is_exact(dy, math::c<V>(1), q, q >= math::c<V>(-1))));
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
 };

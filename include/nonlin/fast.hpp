@@ -223,6 +223,10 @@ struct elu {
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::elu{alpha}.backward_from_output(y, dy);
   }
+  template <real_value V>
+  NONLIN_ISA_TAG math::mask_t<V> exact_backward_from_output(V y, V dy) const noexcept {
+    return nonlin::elu{alpha}.exact_backward_from_output(y, dy);
+  }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
   // The default functor's (the same function): for the 16-bit kernels.
   template <real_value V>
@@ -292,6 +296,10 @@ struct celu {
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::celu{alpha}.backward_from_output(y, dy);
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG math::mask_t<V> exact_backward_from_output(V y, V dy) const noexcept {
+    return nonlin::celu{alpha}.exact_backward_from_output(y, dy);
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
 };

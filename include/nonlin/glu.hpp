@@ -220,7 +220,8 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
   // instruction.
   constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
   auto const flagged = [](auto const& r) {  // generic: instantiated only where called
-    return flagged16<T, E, recompute>(r.d_value) | flagged16<T, E, recompute>(r.d_gate);
+    return flagged16<T, E, recompute>(r.d_value, r.d_value) |
+           flagged16<T, E, recompute>(r.d_gate, r.d_gate);
   };
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).

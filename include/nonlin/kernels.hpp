@@ -281,6 +281,20 @@ auto value16(F const& f, X... x) {
     return y;
   }
 }
+// The 16-bit backward_from_output kernel's op: f.backward_from_output, and where f says which
+// of its float results are exact (exact_backward_from_output), those lanes for tested16.
+template <class F>
+struct from_output16_op {
+  F f;
+  template <class V>
+  auto operator()(V y, V dy) const -> decltype(f.backward_from_output(y, dy)) {
+    return f.backward_from_output(y, dy);
+  }
+  template <class V>
+  requires requires(F const& g, V v) { g.exact_backward_from_output(v, v); }
+  auto exact_lanes(V y, V dy) const { return f.exact_backward_from_output(y, dy); }
+};
+
 template <class F>
 auto forward16_op(F const& f) {
   return [f](auto xb) -> decltype(f(xb)) { return detail::value16(f, xb); };
@@ -317,16 +331,31 @@ constexpr bool narrowed_with_exceptions() {
 // of T (where recomputed) and, where T's narrowing instruction flushes subnormals
 // (math::narrow16_exceptions), the subnormal ones; for exact16::normal the subnormal ones alone
 // (its near lanes are subnormal too). One definition for elementwise and elementwise_pair.
+// `tested`: r, or r with 0 on the lanes the op knows to be exact (tested16).
 template <class T, exact16 E, bool recompute, class B>
-NONLIN_ALWAYS_INLINE auto flagged16(B const& r) {
+NONLIN_ALWAYS_INLINE auto flagged16(B const& r, B const& tested) {
   constexpr bool exceptions = narrowed_with_exceptions<B, T>();
   static_assert(recompute || exceptions);
   if constexpr (recompute && exceptions && E != exact16::normal) {
-    return near_midpoints<T, E>(r) | math::narrow16_exceptions<T>(r);
+    return near_midpoints<T, E>(tested) | math::narrow16_exceptions<T>(r);
   } else if constexpr (recompute && !exceptions) {
-    return near_midpoints<T, E>(r);
+    return near_midpoints<T, E>(tested);
   } else {
     return math::narrow16_exceptions<T>(r);
+  }
+}
+
+// The result r as the midpoint test sees it: 0 (never near a midpoint) on the lanes where the op
+// says r is exact (op.exact_lanes(x...), e.g. a functor's exact_backward_from_output): the
+// rounding once of an exact result is the correctly rounded value, even on a midpoint, where
+// exact results from 16-bit inputs often lie (elu's backward from the output called the
+// recomputation in 81% of its iterations of 64 bfloat16 elements). Other ops: r itself.
+template <class Op, class B, class... X>
+NONLIN_ALWAYS_INLINE B tested16(Op const& op, B const& r, X const&... x) {
+  if constexpr (requires { op.exact_lanes(x...); }) {
+    return xsimd::select(op.exact_lanes(x...), B(0), r);
+  } else {
+    return r;
   }
 }
 
@@ -361,22 +390,24 @@ std::array<float, B::size> const& lane_numbers() {
 }
 
 // r[j] = op(in[i + j * size], ...) for the `count` elements from i: the lanes near a midpoint
-// of T recomputed in double from the inputs (out of line, one call for the batches of an
-// iteration; everything by value, since a reference would make the hot loop store its operands
-// for the call). Rare for the transcendental functions (16 of 2^16 results of bfloat16), but
-// results that are exact in float often lie on a midpoint themselves: on the benchmarks'
-// inputs, elu's and celu's backward from the output call it in 81% of the iterations of 64
-// bfloat16 elements, hardsigmoid's forward in 55% (squared_relu's in 50% before it declared
-// exact16::normal), hardswish's backward in 64% (a per-lane test cannot tell an exact result
-// from a rounded one; a functor can say which of its results are exact: exactness16).
+// of T (those of tested[j], tested16's) recomputed in double from the inputs (out of line, one call
+// for the batches of an iteration; everything by value, since a reference would make the hot loop
+// store its operands for the call). Rare for the transcendental functions (16 of 2^16 results of
+// bfloat16), but results that are exact in float often lie on a midpoint themselves: on the
+// benchmarks' inputs, elu's and celu's backward from the output called it in 84% of the
+// iterations of 64 bfloat16 elements (none since they tell their exact lanes: tested16),
+// hardsigmoid's forward in 55% (squared_relu's in 50% before it declared exact16::normal),
+// hardswish's backward in 64% (a per-lane test cannot tell an exact result from a rounded one; a
+// functor can say which of its results are exact: exactness16, or lane by lane: tested16).
 template <class T, exact16 E, class B, std::size_t N, class Op, class... In>
 NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<B, N> r,
+                                                              std::array<B, N> tested,
                                                               std::size_t i, std::size_t count,
                                                               In... in) {
   static_assert(N * B::size <= 64);
   std::uint64_t marked = 0;
   for (std::size_t j = 0; j < N; ++j) {
-    marked |= lane_bits<B>(near_midpoints<T, E>(r[j])) << (j * B::size);
+    marked |= lane_bits<B>(near_midpoints<T, E>(tested[j])) << (j * B::size);
   }
   if (count < 64) {
     marked &= (std::uint64_t{1} << count) - 1;
@@ -450,12 +481,16 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
     batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
     batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
     if constexpr (recompute || exceptions16) {
-      if (xsimd::any(flagged16<T, E, recompute>(r0) | flagged16<T, E, recompute>(r1) |
-                     flagged16<T, E, recompute>(r2) | flagged16<T, E, recompute>(r3)))
+      batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
+      batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
+      batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
+      batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
+      if (xsimd::any(flagged16<T, E, recompute>(r0, t0) | flagged16<T, E, recompute>(r1, t1) |
+                     flagged16<T, E, recompute>(r2, t2) | flagged16<T, E, recompute>(r3, t3)))
           [[unlikely]] {
         if constexpr (recompute) {
-          std::array<batch, 4> const r =
-              recomputed_near_midpoints<T, E>(op, std::array{r0, r1, r2, r3}, i, 4 * width, in...);
+          std::array<batch, 4> const r = recomputed_near_midpoints<T, E>(
+              op, std::array{r0, r1, r2, r3}, std::array{t0, t1, t2, t3}, i, 4 * width, in...);
           r0 = r[0];
           r1 = r[1];
           r2 = r[2];
@@ -478,20 +513,23 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
       store_batch(r3, out.data() + i + 3 * width);
     }
   }
-  auto const evaluate = [&](batch r, std::size_t count) {
+  auto const evaluate = [&](std::size_t count, auto... x) {
+    batch r = op(x...);
     if constexpr (recompute) {
-      if (xsimd::any(near_midpoints<T, E>(r))) [[unlikely]] {
-        r = recomputed_near_midpoints<T, E>(op, std::array{r}, i, count, in...)[0];
+      batch const tested = tested16(op, r, x...);
+      if (xsimd::any(near_midpoints<T, E>(tested))) [[unlikely]] {
+        r = recomputed_near_midpoints<T, E>(op, std::array{r}, std::array{tested}, i, count,
+                                            in...)[0];
       }
     }
     return r;
   };
   for (; i + width <= n; i += width) {
-    store_batch(evaluate(op(load_batch<batch>(in.data() + i)...), width), out.data() + i);
+    store_batch(evaluate(width, load_batch<batch>(in.data() + i)...), out.data() + i);
   }
   if (i < n) {
     std::size_t const rest = n - i;
-    store_tail(evaluate(op(load_tail<batch>(in.data() + i, rest)...), rest), out.data() + i, rest);
+    store_tail(evaluate(rest, load_tail<batch>(in.data() + i, rest)...), out.data() + i, rest);
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
@@ -565,11 +603,16 @@ void backward_from_output(F const& f, std::span<T const> y, std::span<T const> d
   detail::require_no_partial_overlap<T>(where, "dx", dx, "y", y);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   detail::require_output_backward_defined(f);
-  detail::elementwise<Arch, detail::backward_exactness16<F>()>(
-      [f](auto yb, auto dyb) -> decltype(f.backward_from_output(yb, dyb)) {
-        return f.backward_from_output(yb, dyb);
-      },
-      dx, y, dy);
+  if constexpr (storage16<T>) {
+    detail::elementwise<Arch, detail::backward_exactness16<F>()>(detail::from_output16_op<F>{f}, dx,
+                                                                 y, dy);
+  } else {
+    detail::elementwise<Arch, detail::backward_exactness16<F>()>(
+        [f](auto yb, auto dyb) -> decltype(f.backward_from_output(yb, dyb)) {
+          return f.backward_from_output(yb, dyb);
+        },
+        dx, y, dy);
+  }
 }
 
 // The same for any contiguous ranges (std::vector, std::array, ...): detail/ranges.hpp.

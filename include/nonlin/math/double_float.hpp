@@ -67,6 +67,20 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
   return {s, err};
 }
 
+// True where a b rounded is exact: two_product's low part is 0, and the product is at least
+// 2^(digits + 2) times the smallest normal number, so that the low part, a multiple of about
+// 2^-(2 digits) of it, cannot have underflowed to 0 (it did at dy (1 - 2^-24) near 2^-125:
+// elu's backward from the output). Zero, NaN and infinite products: false.
+template <real_value V>
+inline mask_t<V> product_is_exact(double_float<V> const& product) noexcept {
+  using T = scalar_t<V>;
+  constexpr T lowest =
+      std::numeric_limits<T>::min() * T(1ULL << (std::numeric_limits<T>::digits + 2));
+  return math::both(product.lo == V(0),
+                    math::both(math::abs(product.hi) >= V(lowest),
+                               math::abs(product.hi) <= V(std::numeric_limits<T>::max())));
+}
+
 // big + small exactly as hi + lo for |big| >= |small| (Dekker's fast two-sum): s - big is exact,
 // so nothing overflows where the sum is finite. The callers order the operands by a min and a
 // max where their signs decide the order (two_sum_nonnegative; softmax's difference to the
@@ -76,6 +90,18 @@ template <real_value V>
 inline double_float<V> fast_two_sum(V const& big, V const& small) noexcept {
   V s = big + small;  // not const: GCC 12 kept a const local that goes into the result in memory
   return {s, small - (s - big)};
+}
+
+// True where k (big + small), rounded after the sum and after the product, is exact: both
+// roundings lost nothing (for the 16-bit kernels, kernels.hpp: an exact float result needs no
+// test against the midpoints). The sum's low part by fast_two_sum, so only where
+// |big| >= |small|: the caller's `ordered` (false lanes: false).
+template <real_value V>
+inline mask_t<V> sum_times_is_exact(V const& k, V const& big, V const& small,
+                                    mask_t<V> const& ordered) noexcept {
+  auto sum = math::fast_two_sum(big, small);  // not const: see two_sum
+  return math::both(math::both(ordered, sum.lo == V(0)),
+                    math::product_is_exact(math::two_product(k, sum.hi)));
 }
 
 // a + b exactly as hi + lo for a, b >= 0 (or NaN, which gives a NaN hi): the larger by one max.
