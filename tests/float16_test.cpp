@@ -685,6 +685,8 @@ TYPED_TEST(Float16, NearMidpointMarksTheFloatsWithinTheMarginOfAMidpoint) {
 //   - leaky_relu: 0.01 x (the double 0.01) exactly, in long double (64 bits or more: the product
 //     of 53 and 11 significant bits is exact), rounded to nearest even.
 //   - the gated units value act(gate) of those acts: value gate/2 + value d.
+// The bias kernels (forward_with_bias in both layouts, gated_forward_fused_with_bias) with a bias
+// of -0 give the same bits.
 // Without the sides 963 bfloat16 and 21 float16 results of these went to the other neighbour.
 // v rounded to T where the true value is v + d, d of sign `side` (+1, -1) far below a step.
 template <class T>
@@ -700,8 +702,29 @@ TYPED_TEST(Float16, TiesInDoubleGoToTheTrueValuesSide) {
   std::vector<T> const x = every_pattern<T>();
   std::vector<T> y(x.size());
   auto const small = [](T v) { return std::abs(static_cast<float>(v)) < 0x1p-125F; };
-  auto const x_times_half = [&](auto const& f, char const* name, bool left_only) {
+  // The bias kernels take the same rule: f(x + b) with b = -0 (x + -0 is x, also for x = -0),
+  // in both layouts, gives forward's results bit for bit (checked below against the true side).
+  std::vector<T> const minus_zeros(2 * x.size(), T::from_float(-0.0F));
+  std::vector<T> biased(x.size());
+  auto const forward_and_with_bias = [&](auto const& f, char const* name) {
     nonlin::forward(f, std::span<T const>(x), std::span<T>(y));
+    for (nonlin::prelu_shape const shape :
+         {nonlin::prelu_shape{.n = 1, .channels = x.size(), .inner = 1},
+          nonlin::prelu_shape{.n = 1, .channels = 1, .inner = x.size()}}) {
+      nonlin::forward_with_bias(f, std::span<T const>(x),
+                                std::span<T const>(minus_zeros).first(shape.channels),
+                                std::span<T>(biased), shape);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (is_nan_bits<T>(y[i].bits) && is_nan_bits<T>(biased[i].bits)) {
+          continue;  // the sign of a NaN is not specified (forward may run the fast twin)
+        }
+        ASSERT_EQ(biased[i].bits, y[i].bits) << name << " with bias, inner " << shape.inner
+                                             << ", at bits 0x" << std::hex << x[i].bits;
+      }
+    }
+  };
+  auto const x_times_half = [&](auto const& f, char const* name, bool left_only) {
+    forward_and_with_bias(f, name);
     std::int64_t ties = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       double const xi = static_cast<float>(x[i]);
@@ -737,6 +760,18 @@ TYPED_TEST(Float16, TiesInDoubleGoToTheTrueValuesSide) {
     std::vector<T> const value(x.size(), T::from_float(v));
     auto const gated = [&](auto const& f, char const* name) {
       nonlin::gated_forward(f, std::span<T const>(value), std::span<T const>(x), std::span<T>(y));
+      std::vector<T> fused(value);
+      fused.insert(fused.end(), x.begin(), x.end());
+      nonlin::gated_forward_fused_with_bias(f, std::span<T const>(fused),
+                                            std::span<T const>(minus_zeros), std::span<T>(biased),
+                                            1, nonlin::glu_split::value_first);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (is_nan_bits<T>(y[i].bits) && is_nan_bits<T>(biased[i].bits)) {
+          continue;
+        }
+        ASSERT_EQ(biased[i].bits, y[i].bits)
+            << name << " with bias, value " << v << " gate bits 0x" << std::hex << x[i].bits;
+      }
       for (std::size_t i = 0; i < x.size(); ++i) {
         double const g = static_cast<float>(x[i]);
         if (!small(x[i]) || g == 0) {
@@ -754,7 +789,7 @@ TYPED_TEST(Float16, TiesInDoubleGoToTheTrueValuesSide) {
 
   if constexpr (std::numeric_limits<long double>::digits >= 64) {
     nonlin::leaky_relu const f;
-    nonlin::forward(f, std::span<T const>(x), std::span<T>(y));
+    forward_and_with_bias(f, "leaky_relu");
     for (std::size_t i = 0; i < x.size(); ++i) {
       auto const xi = static_cast<long double>(static_cast<float>(x[i]));
       if (!std::isfinite(xi) || xi > 0) {

@@ -120,6 +120,18 @@ inline void require_gated_bias(char const* where, char const* name, std::size_t 
                                 " entries; " + name + " must have one per column of x");
   }
 }
+
+// forward_with_bias's op, f(x + b): on 16-bit arrays through value16 (kernels.hpp), so that
+// where double lands exactly on a midpoint of T the result still rounds toward f(x + b)'s side,
+// as nonlin::forward's does (x + b is exact in double but for a b far below x).
+template <class T, class F>
+auto biased_forward_op(F const& f) {
+  if constexpr (storage16<T>) {
+    return [f](auto xb, auto bb) -> decltype(f(xb + bb)) { return detail::value16(f, xb + bb); };
+  } else {
+    return [f](auto xb, auto bb) -> decltype(f(xb + bb)) { return f(xb + bb); };
+  }
+}
 }  // namespace NONLIN_ISA
 }  // namespace detail
 
@@ -135,21 +147,21 @@ void forward_with_bias(F const& f, std::span<T const> x, std::span<T const> bias
   detail::require_same_size<T>(where, "x", x, "y", y);
   detail::require_no_partial_overlap<T>(where, "y", y, "x", x);
   detail::require_disjoint<T, T>(where, "y", y, "bias", bias);
+  auto const op = detail::biased_forward_op<T>(f);
   if (shape.inner == 1) {  // (n, channels): the bias runs along each row
     for (std::size_t i = 0; i < shape.n; ++i) {
       std::size_t const offset = i * shape.channels;
-      detail::elementwise<Arch>(
-          [f](auto xb, auto bb) -> decltype(f(xb + bb)) { return f(xb + bb); },
-          y.subspan(offset, shape.channels), x.subspan(offset, shape.channels), bias);
+      detail::elementwise<Arch>(op, y.subspan(offset, shape.channels),
+                                x.subspan(offset, shape.channels), bias);
     }
     return;
   }
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
     auto const b = detail::widened(bias[c]);
     detail::elementwise<Arch>(
-        [f, b](auto xb) -> decltype(f(xb)) {
+        [op, b](auto xb) -> decltype(op(xb, xb)) {
           using B = decltype(xb);
-          return f(xb + B(b));
+          return op(xb, B(b));
         },
         y.subspan(offset, shape.inner), x.subspan(offset, shape.inner));
   });
@@ -230,8 +242,10 @@ void gated_forward_fused_with_bias(F const& f, std::span<T const> x, std::span<T
     return;
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g, auto bv, auto bg) -> decltype(f(v + bv, g + bg)) {
-    return f(v + bv, g + bg);
+  // The gated kernels' own op (glu.hpp: value16 on 16-bit arrays) at the biased inputs.
+  auto const op = [g = detail::gated_forward_op<T>(f)](auto v, auto gate, auto bv,
+                                                       auto bg) -> decltype(f(v + bv, gate + bg)) {
+    return g(v + bv, gate + bg);
   };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
