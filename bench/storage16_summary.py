@@ -33,8 +33,8 @@ def rows(table_text):
 
 
 def count(cell):
-    """"3 (3 on a tie in double) [3]" -> (3, 3, 3): misrounded, of them ties in double, float
-    rounded once."""
+    """"0 (3 on a tie in double) [5]" -> (0, 3, 5): misrounded, ties in double (right or wrong),
+    float rounded once."""
     m = re.match(r"(\d+)(?: \((\d+) on a tie in double\))? \[(\d+)\]", cell)
     if not m:
         return None
@@ -64,12 +64,13 @@ def summary(accuracy, report):
         "Every default-tier function, with its default parameters and the catalog's other "
         "instances (elu(0.5), softplus(2, 10), swish(1.5), ...), over all 65536 inputs, against "
         "MPFR (`nonlin_accuracy --storage16`; `storage16_accuracy_test` asserts it): results not "
-        "correctly rounded, of "
-        "them those whose double recomputation lands exactly on a midpoint, and how many "
-        "rounding the float result once would give.",
+        "correctly rounded; the results whose double recomputation lands exactly on a midpoint "
+        "(where double's rounding lost the side of the true value: the functor's "
+        "`side_of_true_value` decides them); and how many results rounding the float result once "
+        "would get wrong.",
         "",
-        "| results | instances | not correctly rounded | of them: double exactly on a midpoint "
-        "| rounding float once |",
+        "| results | instances | not correctly rounded | double exactly on a midpoint "
+        "| rounding float once: wrong |",
         "|---|--:|--:|--:|--:|",
         *totals,
         "",

@@ -22,9 +22,10 @@
 //
 // --storage16 measures instead the span kernels on bfloat16 and float16 arrays over all 65536
 // inputs of every row (tests/support/storage16_scan.hpp): the results that are not correctly
-// rounded, forward and derivative, and how many of those the double recomputation could not
-// decide (its double result exactly on a midpoint), beside the count had the float results
-// only been rounded once; a markdown table (docs/accuracy.md, the README's 16-bit section).
+// rounded, forward and derivative, and how many results the double recomputation alone could
+// not decide (its double result exactly on a midpoint: the functor's side decides them), beside
+// the count had the float results only been rounded once; a markdown table (docs/accuracy.md,
+// the README's 16-bit section).
 //
 //   nonlin_accuracy [--exhaustive] [--samples N] [--stride S] [--peer-stride S] [--threads T]
 //                   [--only NAME] [--gelu-curve FILE] [--storage16]
@@ -283,7 +284,7 @@ void run_on_threads(unsigned threads, Worker const& worker) {
   }
 }
 
-// "0", or "3 (3 on a tie in double)" where some could not be decided.
+// "0", or "0 (3 on a tie in double)" where double landed on a midpoint 3 times.
 std::string count_cell(accuracy::storage16_count const& c) {
   std::string out = std::to_string(c.wrong);
   if (c.double_on_midpoint > 0) {
@@ -298,8 +299,9 @@ int run_storage16(settings const& s) {
   auto const start = std::chrono::steady_clock::now();
   std::printf(
       "nonlin %d.%d.%d, span kernels on 16-bit arrays: results not correctly rounded, of all "
-      "65536 inputs, against MPFR (%d bits); derivative = backward with dy = 1; in brackets the "
-      "count had each float result been rounded once (no recomputation)\n\n",
+      "65536 inputs, against MPFR (%d bits); derivative = backward with dy = 1; in parentheses "
+      "the results whose double lands exactly on a midpoint (the functor's side decides them); "
+      "in brackets the count had each float result been rounded once (no recomputation)\n\n",
       NONLIN_VERSION_MAJOR, NONLIN_VERSION_MINOR, NONLIN_VERSION_PATCH,
       static_cast<int>(reference::precision));
   std::printf(

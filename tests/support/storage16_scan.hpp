@@ -48,21 +48,22 @@ bool on_midpoint(double d) {
          T::from_float(std::bit_cast<float>(bits + 1)).bits;
 }
 
-// Results that are not correctly rounded, per member, with the first input of each; of them,
-// those where the functor's double result (the kernels' recomputation) is itself exactly on a
-// midpoint of T, so that the side of the true value is lost to double's rounding.
+// Results that are not correctly rounded, per member, with the first input of each; and the
+// results (right or wrong) where the functor's double result is itself exactly on a midpoint of
+// T: there double's rounding lost the side of the true value, which only the functor's
+// side_of_true_value (math/true_side.hpp, kernels.hpp value16) gives back.
 struct storage16_count {
   std::int64_t wrong = 0;
   std::int64_t double_on_midpoint = 0;
   std::uint16_t first = 0;  // an input's bits (valid where wrong > 0)
 
   void take(bool ok, std::uint16_t bits, bool tie_in_double = false) {
+    double_on_midpoint += tie_in_double ? 1 : 0;
     if (!ok) {
       if (wrong == 0) {
         first = bits;
       }
       ++wrong;
-      double_on_midpoint += tie_in_double ? 1 : 0;
     }
   }
 };
