@@ -65,8 +65,8 @@ def summary(accuracy, report):
         "instances (elu(0.5), softplus(2, 10), swish(1.5), ...), over all 65536 inputs, against "
         "MPFR (`nonlin_accuracy --storage16`; `storage16_accuracy_test` asserts it): results not "
         "correctly rounded; the results whose double recomputation lands exactly on a midpoint "
-        "(where double's rounding lost the side of the true value: the functor's "
-        "`side_of_true_value` decides them); and how many results rounding the float result once "
+        "(the true value itself, or a tie made by double's rounding, which the functor's "
+        "`side_of_true_value` decides); and how many results rounding the float result once "
         "would get wrong.",
         "",
         "| results | instances | not correctly rounded | double exactly on a midpoint "

@@ -22,10 +22,10 @@
 //
 // --storage16 measures instead the span kernels on bfloat16 and float16 arrays over all 65536
 // inputs of every row (tests/support/storage16_scan.hpp): the results that are not correctly
-// rounded, forward and derivative, and how many results the double recomputation alone could
-// not decide (its double result exactly on a midpoint: the functor's side decides them), beside
-// the count had the float results only been rounded once; a markdown table (docs/accuracy.md,
-// the README's 16-bit section).
+// rounded, forward and derivative, and how many results have their double exactly on a midpoint
+// (the true value there, or a tie that double's rounding made and the functor's side decides),
+// beside the count had the float results only been rounded once; a markdown table
+// (docs/accuracy.md, the README's 16-bit section).
 //
 //   nonlin_accuracy [--exhaustive] [--samples N] [--stride S] [--peer-stride S] [--threads T]
 //                   [--only NAME] [--gelu-curve FILE] [--storage16]
@@ -300,7 +300,8 @@ int run_storage16(settings const& s) {
   std::printf(
       "nonlin %d.%d.%d, span kernels on 16-bit arrays: results not correctly rounded, of all "
       "65536 inputs, against MPFR (%d bits); derivative = backward with dy = 1; in parentheses "
-      "the results whose double lands exactly on a midpoint (the functor's side decides them); "
+      "the results whose double lands exactly on a midpoint (the true value, or where double "
+      "rounded onto it, a tie the functor's side decides); "
       "in brackets the count had each float result been rounded once (no recomputation)\n\n",
       NONLIN_VERSION_MAJOR, NONLIN_VERSION_MINOR, NONLIN_VERSION_PATCH,
       static_cast<int>(reference::precision));

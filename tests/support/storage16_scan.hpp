@@ -50,8 +50,8 @@ bool on_midpoint(double d) {
 
 // Results that are not correctly rounded, per member, with the first input of each; and the
 // results (right or wrong) where the functor's double result is itself exactly on a midpoint of
-// T: there double's rounding lost the side of the true value, which only the functor's
-// side_of_true_value (math/true_side.hpp, kernels.hpp value16) gives back.
+// T: either the true value is that midpoint, or double's rounding lost its side, which only the
+// functor's side_of_true_value (math/true_side.hpp, kernels.hpp value16) gives back.
 struct storage16_count {
   std::int64_t wrong = 0;
   std::int64_t double_on_midpoint = 0;
