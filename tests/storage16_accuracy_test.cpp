@@ -209,6 +209,65 @@ TEST(Storage16Accuracy, ExactLanesOfTheBackwardFromTheOutputAreExactFloat16) {
   expect_exact_lanes_exact<float16>();
 }
 
+// A functor that names the lanes whose forward's float result rounded once is the correctly
+// rounded 16-bit value (correctly_rounded_forward16: hardswish; kernels.hpp tested16 skips their
+// midpoint test) is right on every lane it names, against MPFR, for every 16-bit x of every
+// instance of the row (as values: the sign of a zero is not a rounding); and it names every x of
+// [covered, 3) in magnitude (what makes the skip pay: the benchmarks' inputs lie there). Made to
+// fail by naming every lane: 129 bfloat16 and 2 float16 results differ (and float16_test's ties,
+// through the kernel).
+template <storage16 T>
+void expect_correctly_rounded_forward_lanes(float covered) {
+  auto const stride = static_cast<std::uint32_t>(accuracy_stride());
+  std::size_t rows = 0;
+  catalog::for_each_row([&]<class Row>() {
+    using F = typename Row::functor;
+    if constexpr (requires(F const& f, float v) { f.correctly_rounded_forward16(v); }) {
+      ++rows;
+      for (auto const& instance : Row::instances()) {
+        F const f = instance.f;
+        std::int64_t named = 0;
+        std::int64_t unnamed = 0;
+        std::int64_t unnamed_covered = 0;
+        std::int64_t differ = 0;
+        std::uint16_t first = 0;
+        reference::values ref;
+        for (std::uint32_t b = 0; b < 0x10000; b += stride) {
+          auto const bits = static_cast<std::uint16_t>(b);
+          float const x = static_cast<float>(T{bits});
+          if (!std::isfinite(x)) {
+            continue;  // the limits: storage16_scan
+          }
+          bool const inside = std::fabs(x) < 3.0F;  // x or 0 beyond, exact: named or not
+          if (!f.correctly_rounded_forward16(x)) {
+            unnamed += inside ? 1 : 0;
+            unnamed_covered += inside && std::fabs(x) >= covered ? 1 : 0;
+            continue;
+          }
+          named += inside ? 1 : 0;
+          reference::evaluate(f, static_cast<double>(x), ref);
+          if (!accuracy::same_value(T::from_float(f(x)),
+                                    accuracy::correctly_rounded<T>(ref.forward))) {
+            first = differ++ == 0 ? bits : first;
+          }
+        }
+        EXPECT_EQ(differ, 0) << instance.label << ", first at bits 0x" << std::hex << first;
+        EXPECT_EQ(unnamed_covered, 0) << instance.label;
+        EXPECT_GT(named, 0) << instance.label;
+        EXPECT_GT(unnamed, 0) << instance.label;
+      }
+    }
+  });
+  EXPECT_EQ(rows, 1U);  // hardswish
+}
+
+TEST(Storage16Accuracy, LanesWhoseForwardRoundsCorrectlyDoBFloat16) {
+  expect_correctly_rounded_forward_lanes<bfloat16>(0x1p-6F);
+}
+TEST(Storage16Accuracy, LanesWhoseForwardRoundsCorrectlyDoFloat16) {
+  expect_correctly_rounded_forward_lanes<float16>(1.0F);
+}
+
 // The run-time declaration is false where a bound is not a float: those forwards are tested
 // lane by lane against the midpoints like any other.
 TEST(Storage16Accuracy, HardtanhDeclaresItsForwardExactOnlyForFloatBounds) {

@@ -107,7 +107,8 @@ constexpr exact16 backward_exactness16() {
 // exactness16 for the forward: a functor whose forward results from 16-bit inputs, each rounded
 // once, are the correctly rounded 16-bit values although they need not be exact says so with
 // `static constexpr bool forward_rounds_correctly16 = true` (hardsigmoid: see there); its 16-bit
-// forward then tests no lane, as for exact16::all.
+// forward then tests no lane, as for exact16::all. Where that holds on some lanes only, the
+// functor names them (correctly_rounded_forward16, hardswish; tested16).
 template <class F>
 constexpr exact16 forward_exactness16() {
   if constexpr (requires { requires F::forward_rounds_correctly16; }) {
@@ -295,9 +296,24 @@ struct from_output16_op {
   auto exact_lanes(V y, V dy) const { return f.exact_backward_from_output(y, dy); }
 };
 
+// The 16-bit forward kernels' op: value16, and where f names the lanes whose float result rounded
+// once is already the correctly rounded 16-bit value (correctly_rounded_forward16), those lanes
+// for tested16.
+template <class F>
+struct forward16_op_t {
+  F f;
+  template <class V>
+  auto operator()(V x) const -> decltype(f(x)) {
+    return detail::value16(f, x);
+  }
+  template <class V>
+  requires requires(F const& g, V v) { g.correctly_rounded_forward16(v); }
+  auto exact_lanes(V x) const { return f.correctly_rounded_forward16(x); }
+};
+
 template <class F>
 auto forward16_op(F const& f) {
-  return [f](auto xb) -> decltype(f(xb)) { return detail::value16(f, xb); };
+  return forward16_op_t<F>{f};
 }
 
 // The lanes of r near a midpoint of T (r: floats on their way to T); for exact16::normal only
