@@ -29,18 +29,21 @@ inline namespace NONLIN_ISA {
 // it away; celu with alpha = 1 (its default) or any 2^k pays no vdivps (backward 1.13-1.16x).
 // The test is loop-invariant; written as one condition (& of the three, not &&) GCC keeps one
 // well-predicted branch a batch (three with &&) and unswitches the backward from the output.
-template <real_value V>
-inline V over_width(V const& x, double width) noexcept {
-  using T = scalar_t<V>;
+template <class T>
+inline bool width_is_power_of_two(double width) noexcept {
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
   constexpr U mantissa = (U(1) << (std::numeric_limits<T>::digits - 1)) - 1;
   T const w = static_cast<T>(width);
-  T const inverse = T(1) / w;
   // Bit tests, not frexp: a library call is not hoisted out of the kernels' loops.
-  bool const power_of_two = static_cast<bool>(
-      static_cast<int>((std::bit_cast<U>(w) & mantissa) == 0) & static_cast<int>(std::isnormal(w)) &
-      static_cast<int>(std::isnormal(inverse)));
-  return power_of_two ? x * V(inverse) : math::divide(x, V(w));
+  return static_cast<bool>(static_cast<int>((std::bit_cast<U>(w) & mantissa) == 0) &
+                           static_cast<int>(std::isnormal(w)) &
+                           static_cast<int>(std::isnormal(T(1) / w)));
+}
+template <real_value V>
+inline V over_width(V const& x, double width) noexcept {
+  using T = scalar_t<V>;
+  T const w = static_cast<T>(width);
+  return detail::width_is_power_of_two<T>(width) ? x * V(T(1) / w) : math::divide(x, V(w));
 }
 
 // scale * (x > 0 ? x : alpha expm1(x / width)) and its derivative; elu, selu and celu are this
@@ -128,7 +131,9 @@ struct elu {
       return math::mask_t<V>(false);
     }
     V const a = math::c<V>(alpha);
-    return math::either(y > V(0), math::sum_times_is_exact(dy, a, y, y >= math::neg(a)));
+    // Right of 0 the result is dy itself, a 16-bit value that no midpoint test flags: those lanes
+    // may be named or not.
+    return math::sum_times_is_exact(dy, a, y, y >= math::neg(a));
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
   // For the 16-bit kernels (math/true_side.hpp): alpha expm1(x) - alpha x has the sign of
@@ -224,13 +229,24 @@ struct celu {
       return math::mask_t<V>(false);
     }
     V const q = detail::over_width(y, alpha);
-    auto back = math::two_product(q, math::c<V>(alpha));  // not const: GCC 12 would store it
-    auto const quotient_exact = math::both(back.hi == y, math::product_is_exact(back));
-    return math::either(
-        y > V(0), math::both(quotient_exact,
-                             math::sum_times_is_exact(dy, math::c<V>(1), q, q >= math::c<V>(-1))));
+    // Right of 0 the result is dy itself (named or not, as elu's).
+    return math::both(quotient_is_exact(q, y),
+                      math::sum_times_is_exact(dy, math::c<V>(1), q, q >= math::c<V>(-1)));
   }
   NONLIN_ISA_TAG bool output_backward_defined() const noexcept { return alpha > 0.0; }
+
+ private:
+  // q = y / alpha (over_width) lost nothing. Where alpha is a normal power of two q is y times
+  // 2^-k, and q alpha, exact, gives y back exactly where q did not underflow: one compare
+  // (celu's default alpha = 1); otherwise the product q alpha must be exact and y.
+  template <real_value V>
+  NONLIN_ISA_TAG math::mask_t<V> quotient_is_exact(V q, V y) const noexcept {
+    if (detail::width_is_power_of_two<scalar_t<V>>(alpha)) {
+      return q * math::c<V>(alpha) == y;
+    }
+    auto back = math::two_product(q, math::c<V>(alpha));  // not const: GCC 12 would store it
+    return math::both(back.hi == y, math::product_is_exact(back));
+  }
 };
 
 }  // namespace nonlin

@@ -72,13 +72,17 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
 // 2^-(2 digits) of it, cannot have underflowed to 0 (it did at dy (1 - 2^-24) near 2^-125:
 // elu's backward from the output). Zero, NaN and infinite products: false.
 template <real_value V>
-inline mask_t<V> product_is_exact(double_float<V> const& product) noexcept {
+inline mask_t<V> above_product_underflow(V const& p) noexcept {
   using T = scalar_t<V>;
   constexpr T lowest =
       std::numeric_limits<T>::min() * T(1ULL << (std::numeric_limits<T>::digits + 2));
-  return math::both(product.lo == V(0),
-                    math::both(math::abs(product.hi) >= V(lowest),
-                               math::abs(product.hi) <= V(std::numeric_limits<T>::max())));
+  return math::abs(p) >= V(lowest);
+}
+template <real_value V>
+inline mask_t<V> product_is_exact(double_float<V> const& product) noexcept {
+  return math::both(product.lo == V(0), math::both(math::above_product_underflow(product.hi),
+                                                   math::abs(product.hi) <=
+                                                       V(std::numeric_limits<scalar_t<V>>::max())));
 }
 
 // big + small exactly as hi + lo for |big| >= |small| (Dekker's fast two-sum): s - big is exact,
@@ -96,12 +100,17 @@ inline double_float<V> fast_two_sum(V const& big, V const& small) noexcept {
 // roundings lost nothing (for the 16-bit kernels, kernels.hpp: an exact float result needs no
 // test against the midpoints). The sum's low part by fast_two_sum, so only where
 // |big| >= |small|: the caller's `ordered` (false lanes: false).
+// Both low parts at once: their bits or'ed are a zero's only where both are +-0 (an or and one
+// compare where two compares and a mask and were; the 16-bit kernels run this on every lane). An
+// infinite or NaN product has an infinite or NaN low part, so only the underflow is tested apart.
 template <real_value V>
 inline mask_t<V> sum_times_is_exact(V const& k, V const& big, V const& small,
                                     mask_t<V> const& ordered) noexcept {
-  auto sum = math::fast_two_sum(big, small);  // not const: see two_sum
-  return math::both(math::both(ordered, sum.lo == V(0)),
-                    math::product_is_exact(math::two_product(k, sum.hi)));
+  auto sum = math::fast_two_sum(big, small);    // not const: see two_sum
+  auto product = math::two_product(k, sum.hi);  // not const, as sum
+  V const low_parts = math::from_bits<V>(math::as_bits(sum.lo) | math::as_bits(product.lo));
+  return math::both(math::both(ordered, low_parts == V(0)),
+                    math::above_product_underflow(product.hi));
 }
 
 // a + b exactly as hi + lo for a, b >= 0 (or NaN, which gives a NaN hi): the larger by one max.
