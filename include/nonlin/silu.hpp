@@ -211,7 +211,7 @@ struct hardswish {
   // 2^(e-24) (half a float step of M) away from M, where it does not round to M. Any other q
   // rounds to 16 bits as p / 6 does (no midpoint lies between them). An exact t makes x 0 or
   // |x| >= 2^-23, so p does not underflow. Outside (-3, 3) the result is x or 0, exact on any
-  // lane. From bfloat16 inputs every |x| >= 2^-6 is named; from float16 ones every |x| >= 1.
+  // lane. From bfloat16 inputs every |x| in [2^-6, 3) is named; from float16 ones in [1, 3).
   template <real_value V>
   NONLIN_ISA_TAG math::mask_t<V> correctly_rounded_forward16(V x) const noexcept {
     V const t = x + math::c<V>(3);

@@ -67,10 +67,9 @@ inline double_float<V> two_sum(V const& a, V const& b) noexcept {
   return {s, err};
 }
 
-// True where a b rounded is exact: two_product's low part is 0, and the product is at least
-// 2^(digits + 2) times the smallest normal number, so that the low part, a multiple of about
-// 2^-(2 digits) of it, cannot have underflowed to 0 (it did at dy (1 - 2^-24) near 2^-125:
-// elu's backward from the output). Zero, NaN and infinite products: false.
+// |p| at least 2^(digits + 2) times the smallest normal number: there a product's low part, a
+// multiple of about 2^-(2 digits) of it, cannot have underflowed to 0 (it did at dy (1 - 2^-24)
+// near 2^-125: elu's backward from the output). False for 0 and NaN.
 template <real_value V>
 inline mask_t<V> above_product_underflow(V const& p) noexcept {
   using T = scalar_t<V>;
@@ -78,11 +77,12 @@ inline mask_t<V> above_product_underflow(V const& p) noexcept {
       std::numeric_limits<T>::min() * T(1ULL << (std::numeric_limits<T>::digits + 2));
   return math::abs(p) >= V(lowest);
 }
+// True where a b rounded is exact: two_product's low part is 0 and the product above the
+// underflow. Zero, NaN and infinite products: false (an infinite or NaN product has an infinite or
+// NaN low part).
 template <real_value V>
 inline mask_t<V> product_is_exact(double_float<V> const& product) noexcept {
-  return math::both(product.lo == V(0), math::both(math::above_product_underflow(product.hi),
-                                                   math::abs(product.hi) <=
-                                                       V(std::numeric_limits<scalar_t<V>>::max())));
+  return math::both(product.lo == V(0), math::above_product_underflow(product.hi));
 }
 
 // big + small exactly as hi + lo for |big| >= |small| (Dekker's fast two-sum): s - big is exact,
@@ -99,10 +99,10 @@ inline double_float<V> fast_two_sum(V const& big, V const& small) noexcept {
 // True where k (big + small), rounded after the sum and after the product, is exact: both
 // roundings lost nothing (for the 16-bit kernels, kernels.hpp: an exact float result needs no
 // test against the midpoints). The sum's low part by fast_two_sum, so only where
-// |big| >= |small|: the caller's `ordered` (false lanes: false).
-// Both low parts at once: their bits or'ed are a zero's only where both are +-0 (an or and one
-// compare where two compares and a mask and were; the 16-bit kernels run this on every lane). An
-// infinite or NaN product has an infinite or NaN low part, so only the underflow is tested apart.
+// |big| >= |small|: the caller's `ordered` (false lanes: false). Both low parts at once: their
+// bits or'ed are a zero's only where both are +-0 (an or and one compare where two compares and a
+// mask and were; the 16-bit kernels run this on every lane). An infinite or NaN product has an
+// infinite or NaN low part, so only the underflow is tested apart.
 template <real_value V>
 inline mask_t<V> sum_times_is_exact(V const& k, V const& big, V const& small,
                                     mask_t<V> const& ordered) noexcept {
