@@ -75,7 +75,7 @@ struct fast_celu_row : fast_row<fast_celu_row, celu_row> {
   using functor = nonlin::fast::celu;
   static constexpr std::string_view name = "fast::celu";
   static std::vector<instance<functor>> instances() {
-    return {{name, {}}, {"fast::celu(2)", {.alpha = 2.0}}};
+    return {{name, {}}, {"fast::celu(2)", {.alpha = 2.0}}, {"fast::celu(0.3)", {.alpha = 0.3}}};
   }
   static nonlin::celu exact(functor const& f) { return {.alpha = f.alpha}; }
 };
