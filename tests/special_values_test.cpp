@@ -148,6 +148,14 @@ TYPED_TEST(SpecialValues, SignedZero) {
   EXPECT_TRUE(std::signbit(lane(silu{}(minus_zero), 0)));
   EXPECT_FALSE(std::signbit(lane(relu{}(minus_zero), 0)));  // relu(x <= 0) = +0
   EXPECT_EQ(lane(sigmoid{}(minus_zero), 0), T(0.5));
+  // A negative derivative that underflows is -0, also where its exp vanished (gelu_exact' below
+  // x = -15.2 in float, -38.6 in double, was +0) and at -inf; so is dy times it for dy > 0.
+  for (T const x : {T(-40), T(-1000), -std::numeric_limits<T>::infinity()}) {
+    EXPECT_TRUE(std::signbit(lane(gelu_exact{}.derivative(V(x)), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(gelu_exact{}.backward(V(x), V(T(3))), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(silu{}.derivative(V(x)), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(mish{}.derivative(V(x)), 0))) << x;
+  }
   // Tiny inputs: tanh(x) = x, sigmoid'(x) = 1/4, gelu(x) = x/2.
   T const tiny = std::numeric_limits<T>::denorm_min() * T(64);
   EXPECT_EQ(lane(nonlin::tanh{}(V(tiny)), 0), tiny);
