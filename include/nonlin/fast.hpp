@@ -478,7 +478,12 @@ struct silu {
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return detail::x_sigmoid_derivative_times(derivative(x), x, x, dy);
+    return backward_given_derivative(x, derivative(x), dy);
+  }
+  // backward(x, dy) from a derivative(x) already evaluated (or patched: detail/fast16.hpp).
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
+    return detail::x_sigmoid_derivative_times(derivative, x, x, dy);
   }
   // The default functor's (the same function): for the 16-bit kernels.
   template <real_value V>
@@ -589,6 +594,11 @@ struct mish {
   // float: there e^x = u' 2^n goes in as dy u' B / D^2 before the scale).
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return backward_given_derivative(x, derivative(x), dy);
+  }
+  // backward(x, dy) from a derivative(x) already evaluated (or patched: detail/fast16.hpp).
+  template <real_value V>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
     auto tail = [](V arg, V factor) {
       using T = scalar_t<V>;
       V const a = math::clamp_below(arg, V(math::detail::lowest_arg<math::exp_range::product, T>));
@@ -596,7 +606,7 @@ struct mish {
       V const u = math::scale(e.u, math::value_exponent(e.n));
       return math::scale_times(unscaled_slope(a, e.u, u), e.n, factor);
     };
-    return math::with_product_tail(dy * derivative(x), x, tail, x, dy);
+    return math::with_product_tail(dy * derivative, x, tail, x, dy);
   }
 
  private:

@@ -35,11 +35,16 @@ struct gelu_exact {
   // Both from one evaluation of the normal distribution (the gated units need both).
   template <real_value V>
   NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
-    using R = math::tables::derivative_roots<scalar_t<V>>;
     auto n = math::normal(x);
-    return {n.x_cdf, math::patch_near_root(n.cdf_plus_x_pdf, math::double_float<V>{x, V(0)},
-                                           R::gelu_exact_root_hi, R::gelu_exact_root_lo,
-                                           R::gelu_exact_ratio, root_window)};
+    return {n.x_cdf, derivative_near_zero(n.cdf_plus_x_pdf, x)};
+  }
+  // gelu_exact'(x) from its generic value: the fitted ratio within root_window of the zero (also
+  // the fast twin's of the 16-bit kernels: detail/fast16.hpp).
+  template <real_value V>
+  NONLIN_ISA_TAG static V derivative_near_zero(V generic, V x) noexcept {
+    using R = math::tables::derivative_roots<scalar_t<V>>;
+    return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::gelu_exact_root_hi,
+                                 R::gelu_exact_root_lo, R::gelu_exact_ratio, root_window);
   }
   // dy gelu_exact'(x), rounded once also where gelu_exact'(x) alone is below the normal range.
   template <real_value V>

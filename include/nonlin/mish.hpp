@@ -78,12 +78,16 @@ struct mish {
     V const u_unscaled = math::c<V>(1) + (split.m + split.m_lo);
     auto q = over_u(xc, math::scale(u_unscaled, split.n));
     V const generic = math::scale(math::fma(u_unscaled, q.hi, u_unscaled * q.lo), split.n);
-    using R = math::tables::derivative_roots<T>;
-    V const patched =
-        math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::mish_root_hi,
-                              R::mish_root_lo, R::mish_ratio, root_window);
     // Where mish' rounds to 1 (x above the clamp, +inf included).
-    return math::select(x > saturation, math::c<V>(1), patched);
+    return math::select(x > saturation, math::c<V>(1), derivative_near_zero(generic, x));
+  }
+  // mish'(x) from its generic value: the fitted ratio within root_window of the zero (also the
+  // fast twin's of the 16-bit kernels: detail/fast16.hpp).
+  template <real_value V>
+  NONLIN_ISA_TAG static V derivative_near_zero(V generic, V x) noexcept {
+    using R = math::tables::derivative_roots<scalar_t<V>>;
+    return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::mish_root_hi,
+                                 R::mish_root_lo, R::mish_ratio, root_window);
   }
   // dy mish'(x), rounded once also where mish'(x) alone is below the normal range.
   template <real_value V>

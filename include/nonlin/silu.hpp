@@ -54,12 +54,14 @@ template <real_value V>
 inline math::double_float<V> as_pair(V const& z) noexcept {
   return {z, V(0)};
 }
-// silu'(z) from its generic value, the fitted ratio near the zero.
+// silu'(z) from its generic value, the fitted ratio near the zero (within the window, x0 + -0.05
+// for the default tier's generic value; detail/fast16.hpp patches the fast tier's over a wider
+// one).
 template <real_value V>
-inline V patched_silu_derivative(V generic, math::double_float<V> const& z) noexcept {
+inline V patched_silu_derivative(V generic, math::double_float<V> const& z,
+                                 math::root_window window = math::x_sigmoid_root_window) noexcept {
   using R = math::tables::derivative_roots<scalar_t<V>>;
-  return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio,
-                               math::x_sigmoid_root_window);
+  return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio, window);
 }
 template <real_value V, class Z>
 inline V swish_derivative(Z const& z) noexcept {
