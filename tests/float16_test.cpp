@@ -567,7 +567,10 @@ TYPED_TEST(Float16, FastTwinDerivativesAreWithinTheBackwardMargin) {
   std::vector<T> const x = every_pattern<T>(static_cast<std::size_t>(accuracy_stride()));
   auto const check = [&](auto const& f, char const* label) {
     using F = std::remove_cvref_t<decltype(f)>;
-    static_assert(nonlin::detail::fast16<F>::backward || !nonlin::detail::with_fma);
+    // The twins whose backward the kernels take (none on x86-64-v2, without FMA: the products'
+    // margin rests on errors measured with one).
+    constexpr bool backward = nonlin::detail::fast16<F>::backward;
+    static_assert(backward || !nonlin::detail::with_fma);
     auto const twin = nonlin::detail::fast16<F>::twin(f);
     double worst = 0;
     float worst_x = 0;
@@ -576,14 +579,16 @@ TYPED_TEST(Float16, FastTwinDerivativesAreWithinTheBackwardMargin) {
       if (!std::isfinite(xf)) {
         continue;  // the limits: special_values_test, and the bits test above
       }
-      double const want = f.derivative(static_cast<double>(xf));
-      int exponent = 0;
-      (void)std::frexp(static_cast<float>(want), &exponent);
-      double const ulp = std::ldexp(1.0, std::max(exponent - 24, -149));
-      double const error = std::fabs(static_cast<double>(twin.derivative(xf)) - want) / ulp;
-      if (!(error <= worst)) {
-        worst = error;
-        worst_x = xf;
+      if constexpr (backward) {
+        double const want = f.derivative(static_cast<double>(xf));
+        int exponent = 0;
+        (void)std::frexp(static_cast<float>(want), &exponent);
+        double const ulp = std::ldexp(1.0, std::max(exponent - 24, -149));
+        double const error = std::fabs(static_cast<double>(twin.derivative(xf)) - want) / ulp;
+        if (!(error <= worst)) {
+          worst = error;
+          worst_x = xf;
+        }
       }
     }
     EXPECT_LE(worst, 3.25) << label << " at x = " << worst_x;

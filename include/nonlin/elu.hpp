@@ -13,6 +13,7 @@
 
 #include "concepts.hpp"
 #include "isa.hpp"
+#include "math/arch.hpp"
 #include "math/constants.hpp"
 #include "math/double_float.hpp"
 #include "math/exp.hpp"
@@ -47,7 +48,8 @@ inline V over_width(V const& x, double width) noexcept {
 }
 
 // x / width for a width that is not a power of two, as hi + lo: q = x / w.hi rounded, whose
-// remainder x - q w.hi an fma gives exactly, and lo = (remainder - q w.lo) / width, width =
+// remainder x - q w.hi an fma (or two_product: x - p.hi is exact by Sterbenz' lemma, and so is the
+// remainder) gives exactly, and lo = (remainder - q w.lo) / width, width =
 // w.hi + w.lo the double it is (w.lo is 0 in double). Rounded once, x / width passed its
 // rounding to e^(x / width) amplified by |x / width|: celu(0.3)' was 106 ulp off at x = -22.3
 // in float and 450 at x = -204 in double (and the float alpha's own rounding added as much).
@@ -58,7 +60,14 @@ inline math::double_float<V> over_width_split(V const& x, double width) noexcept
   using T = scalar_t<V>;
   auto const w = math::constant<V>(width);
   V const q = math::divide(x, w.hi);
-  V const remainder = math::fnma(q, w.hi, x);
+  // Without an FMA unit (x86-64-v2) the remainder from two_product's exact pair.
+  V remainder;
+  if constexpr (math::arch::has_fma<V>) {
+    remainder = math::fnma(q, w.hi, x);
+  } else {
+    auto const p = math::two_product(q, w.hi);
+    remainder = (x - p.hi) - p.lo;
+  }
   V const lo = math::fnma(q, w.lo, remainder) * V(static_cast<T>(1.0 / width));
   V const lowest(math::detail::lowest_arg<math::exp_range::product, T>);
   return {q, math::select(q >= lowest, lo, V(0))};
