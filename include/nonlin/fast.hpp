@@ -35,8 +35,9 @@ inline namespace NONLIN_ISA {
 // clamped) and x = +-0. Far on the left (z < -87 for float, -708 for double) the split form
 // (x u / d) 2^n from e^-|z| = u 2^n, d = 1 + e^-|z|: 0 with x's sign where e^-|z| vanished
 // (x * 0 would be NaN for x = -inf), x / d before u where x u could overflow (|x| > max/2).
-template <real_value V>
-inline V x_sigmoid(V x, V z) noexcept {
+// z is a V or z.hi + z.lo (math::fast::high: the 16-bit twins, detail/fast16.hpp).
+template <real_value V, class Z>
+inline V x_sigmoid(V x, Z z) noexcept {
   using T = scalar_t<V>;
   using K = math::detail::exp_constants<T>;
   return math::fast::times_sigmoid(x, z, [&] {

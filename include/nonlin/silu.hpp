@@ -172,8 +172,7 @@ struct gelu_quick {
   NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
     return math::side_beyond_product(math::c<V>(0.5), x, y, math::sign_of<V>(k));
   }
-
- private:
+  // k as the double_double it stands for (also the 16-bit kernels' fast twin's: detail/fast16.hpp).
   NONLIN_ISA_TAG math::double_double slope() const noexcept {
     return k == math::gelu_quick_k ? math::gelu_quick_slope : math::double_double{k, 0.0};
   }

@@ -25,8 +25,10 @@
 //   forward:       the twin's float error within 7 steps for every x. Measured (docs/accuracy.md;
 //                  tests/accuracy_test.cpp asserts 5 on every build): sigmoid 3.21, tanh 4.52,
 //                  elu / celu 1.62, selu 2.53, log_sigmoid / softplus 2.24, silu 3.15, mish
-//                  3.49, gelu_exact 4.33 ulp. Not gelu_quick and gelu_tanh (their left tails:
-//                  84 and 206 ulp), nor swish (beta x rounded once: 66 ulp at beta = 1.5).
+//                  3.49, gelu_exact 4.33 ulp. swish and gelu_quick through
+//                  scaled_x_sigmoid_twin (beta x as hi + lo: the fast functors' rounded beta x
+//                  left 84 ulp in gelu_quick's left tail, 66 in swish(1.5)'s): 2.56 ulp on every
+//                  16-bit x. Not gelu_tanh (its fast cubic argument: 206 ulp).
 //   backward:      dx = dy f'(x) within 7 steps for every x and dy. The twin's derivative
 //                  within e ulp gives a product within 2 e + 1/2 steps (an ulp of f' times |dy|
 //                  is less than twice an ulp of the product): e <= 3.25. Measured: sigmoid
@@ -36,12 +38,14 @@
 //                  ratio there (root_patched below), and are then within 3.25 on every 16-bit x,
 //                  not every float: silu 2.58 (bfloat16) / 3.08 (float16), mish 2.41 / 3.25
 //                  (3.247 at float16 x = -0.187), gelu_exact 2.49 / 2.55 (float16_test,
-//                  FastTwinDerivativesAreWithinTheBackwardMargin). Not the other GELUs and swish:
-//                  their fast arguments are rounded once (gelu_tanh', gelu_quick' over 100 ulp
-//                  in the left tail).
+//                  FastTwinDerivativesAreWithinTheBackwardMargin). Not gelu_tanh, swish and
+//                  gelu_quick: their arguments are any floats near the zero, where the fast
+//                  derivative is off over a far wider window (scaled_x_sigmoid_twin).
 //   gated_forward: value act(gate) (glu.hpp) within 7 steps, by the same product bound: the
-//                  act's forward within 3.25 ulp (sigmoid 3.21, silu 3.15, and the ELU family,
-//                  log_sigmoid and softplus); not tanh, mish, gelu_exact.
+//                  act's forward within 3.25 ulp at every 16-bit gate (the gates are 16-bit):
+//                  sigmoid 3.21, silu 3.15, the ELU family, log_sigmoid and softplus on every
+//                  float; tanh 3.06 (bfloat16) / 3.18 (float16), mish 3.06 / 3.06, gelu_exact
+//                  2.21 / 2.74 on the 16-bit ones only (every float: 4.52, 3.49, 4.33).
 // The figures: every float, float build with FMA. backward_from_output: the fast twins use the
 // default tier's math there already.
 //
@@ -88,7 +92,7 @@ struct fast16<nonlin::sigmoid> : twin_directions<true, true> {
   static fast::sigmoid twin(nonlin::sigmoid const& /*f*/) noexcept { return {}; }
 };
 template <>
-struct fast16<nonlin::tanh> : twin_directions<true, false> {
+struct fast16<nonlin::tanh> : twin_directions<true, true> {
   static fast::tanh twin(nonlin::tanh const& /*f*/) noexcept { return {}; }
 };
 template <>
@@ -143,6 +147,42 @@ struct silu_near_zero16 {
   }
 };
 
+// swish's and gelu_quick's forward twin: the fast x sigma(z) with z = beta x as hi + lo (the
+// default tier's scaled_argument; the fast functors round beta x once, which costs |beta x| / 2
+// ulp: over 100 in the left tail of 16-bit x). Within 2.56 ulp on every 16-bit x (beta = 1, 1.5,
+// -0.7, 0.1, 20 and gelu_quick's 1.702; float16_test). Not their backward: with z any float, not
+// a 16-bit one, the fast silu'(z) is more than 3.25 ulp off over z0 - 0.71 to z0 + 0.44 (every
+// float z of [-3, 0]), and patched there by the fitted ratio it still was 4.3 ulp off at some x
+// for beta = -0.7 (the low part's own rounding near the zero).
+struct scaled_x_sigmoid_twin {
+  math::double_double beta;
+
+  template <real_value V>
+  NONLIN_ISA_TAG V operator()(V x) const noexcept {
+    return fast::detail::x_sigmoid(x, argument(x));
+  }
+
+ private:
+  // The low part only where the exps can use it: beyond twice their lowest argument (-200 for
+  // float) sigma(z) is 0 or 1 whatever it is, and there it may be huge (half an ulp of a huge z,
+  // which the clamps would not take out of e^c (1 + lo)) or NaN (inf - inf where beta x
+  // overflowed).
+  template <real_value V>
+  NONLIN_ISA_TAG math::double_float<V> argument(V x) const noexcept {
+    auto z = nonlin::detail::scaled_argument(x, beta);
+    V const far(-2 * math::detail::lowest_arg<math::exp_range::product, scalar_t<V>>);
+    return {z.hi, math::select(math::abs(z.hi) <= far, z.lo, V(0))};
+  }
+};
+template <>
+struct fast16<nonlin::swish> : twin_directions<false, false> {
+  static scaled_x_sigmoid_twin twin(nonlin::swish const& f) noexcept { return {{f.beta, 0.0}}; }
+};
+template <>
+struct fast16<nonlin::gelu_quick> : twin_directions<false, false> {
+  static scaled_x_sigmoid_twin twin(nonlin::gelu_quick const& f) noexcept { return {f.slope()}; }
+};
+
 template <>
 struct fast16<nonlin::silu> : twin_directions<true, true> {
   static root_patched<fast::silu, silu_near_zero16> twin(nonlin::silu const& /*f*/) noexcept {
@@ -152,7 +192,7 @@ struct fast16<nonlin::silu> : twin_directions<true, true> {
 // fast::mish' is more than 3.25 ulp off on [-1.203, -1.141] (bfloat16) and [-1.249, -1.101]
 // (float16), x0 - 0.057 to x0 + 0.091: the default tier's window, x0 - 0.15 to x0 + 0.4.
 template <>
-struct fast16<nonlin::mish> : twin_directions<true, false> {
+struct fast16<nonlin::mish> : twin_directions<true, true> {
   static root_patched<fast::mish, nonlin::mish> twin(nonlin::mish const& /*f*/) noexcept {
     return {};
   }
@@ -160,7 +200,7 @@ struct fast16<nonlin::mish> : twin_directions<true, false> {
 // fast::gelu_exact' is more than 3.25 ulp off on [-0.922, -0.531] (bfloat16) and [-0.922,
 // -0.514] (float16), x0 - 0.17 to x0 + 0.24: the default tier's window, x0 +- 0.3.
 template <>
-struct fast16<nonlin::gelu_exact> : twin_directions<true, false> {
+struct fast16<nonlin::gelu_exact> : twin_directions<true, true> {
   static root_patched<fast::gelu_exact, nonlin::gelu_exact> twin(
       nonlin::gelu_exact const& /*f*/) noexcept {
     return {};

@@ -199,15 +199,61 @@ struct logistic_parts {
   V slope() const noexcept { return math::divide(e, square()); }  // sigma'(z) = e / (1 + e)^2
 };
 
+// The argument z of the fast sigma(z) family: a V, or z.hi + z.lo (a double_float) where the
+// caller keeps z's rounding (the 16-bit twins of swish and gelu_quick, detail/fast16.hpp, whose
+// beta x rounded once costs |beta x| / 2 ulp in the left tail). The clamps and tests read
+// high(z); e^(c + lo) is taken as e^c (1 + lo) (|lo| <= ulp(z): its square is far below e's
+// rounding).
+template <real_value V>
+inline V const& high(V const& z) noexcept {
+  return z;
+}
+template <real_value V>
+inline V const& high(double_float<V> const& z) noexcept {
+  return z.hi;
+}
+// z with high(z) replaced by hi (a clamp), its low part kept.
+template <real_value V>
+inline V with_high(V const& /*z*/, V const& hi) noexcept {
+  return hi;
+}
+template <real_value V>
+inline double_float<V> with_high(double_float<V> const& z, V const& hi) noexcept {
+  return {hi, z.lo};
+}
+// e^-z from the table (z already clamped where the caller needs it).
+template <bool low_column, real_value V>
+inline exp_parts<V> exp_minus(V const& z) noexcept {
+  return fast::exp_by_table<low_column>(math::neg(z));
+}
+template <bool low_column, real_value V>
+inline exp_parts<V> exp_minus(double_float<V> const& z) noexcept {
+  auto e = fast::exp_by_table<low_column>(math::neg(z.hi));  // not const: GCC 12 would store it
+  return {math::fnma(e.u, z.lo, e.u), e.n};
+}
+// e^-|z| for a = -|high(z)| clamped below.
+template <bool low_column, real_value V>
+inline exp_parts<V> exp_minus_abs(V const& a, V const& /*z*/) noexcept {
+  return fast::exp_by_table<low_column>(a);
+}
+template <bool low_column, real_value V>
+inline exp_parts<V> exp_minus_abs(V const& a, double_float<V> const& z) noexcept {
+  auto e = fast::exp_by_table<low_column>(a);  // not const: GCC 12 would store it
+  V const lo = math::select(z.hi >= V(0), math::neg(z.lo), z.lo);
+  return {math::fma(e.u, lo, e.u), e.n};
+}
+
 // R = product: for a backward's products far in the tails (math::with_product_tail), where
 // dy sigma'(z) = scale_times(u / d^2, n, dy). low_column: exp_by_table's.
-template <exp_range R = exp_range::value, bool low_column = true, real_value V>
-inline logistic_parts<V> logistic(V const& z) noexcept {
-  V const a = math::clamp_below(math::neg_abs(z), V(math::detail::lowest_arg<R, scalar_t<V>>));
-  auto const parts = fast::exp_by_table<low_column>(a);
+template <exp_range R = exp_range::value, bool low_column = true, class Z>
+inline auto logistic(Z const& z) noexcept {
+  using V = std::remove_cvref_t<decltype(fast::high(z))>;
+  V const h = fast::high(z);
+  V const a = math::clamp_below(math::neg_abs(h), V(math::detail::lowest_arg<R, scalar_t<V>>));
+  auto const parts = fast::exp_minus_abs<low_column>(a, z);
   V const n = R == exp_range::value ? parts.n : math::value_exponent(parts.n);
   V const e = math::scale(parts.u, n);
-  return {a, parts.u, parts.n, e, e + math::c<V>(1)};
+  return logistic_parts<V>{a, parts.u, parts.n, e, e + math::c<V>(1)};
 }
 
 // dy c sigma'(z) for a derivative `common` = c sigma'(z) (c a power of two), rounded once also
@@ -233,24 +279,25 @@ template <class T>
 inline constexpr T sigmoid_normal_bound = std::is_same_v<T, float> ? T(87) : T(708);
 
 // numerator / (1 + e^-z) for z within +-sigmoid_normal_bound.
-template <real_value V>
-inline V times_sigmoid_within(V const& numerator, V const& z) noexcept {
-  return math::divide(numerator, fast::exp_by_table<false>(math::neg(z)).value() + math::c<V>(1));
+template <real_value V, class Z>
+inline V times_sigmoid_within(V const& numerator, Z const& z) noexcept {
+  return math::divide(numerator, fast::exp_minus<false>(z).value() + math::c<V>(1));
 }
 }  // namespace detail
 
-template <real_value V, class LeftTail>
-inline V times_sigmoid(V const& numerator, V const& z, LeftTail left_tail) noexcept {
+template <real_value V, class Z, class LeftTail>
+inline V times_sigmoid(V const& numerator, Z const& z, LeftTail left_tail) noexcept {
   V const bound(detail::sigmoid_normal_bound<scalar_t<V>>);
+  V const h = fast::high(z);
   auto quotient = [&](V const& clamped) {
-    return detail::times_sigmoid_within(numerator, clamped);
+    return detail::times_sigmoid_within(numerator, fast::with_high(z, clamped));
   };
-  auto const below = z < math::neg(bound);
+  auto const below = h < math::neg(bound);
   if (math::any(below)) [[unlikely]] {
     return math::select(below, left_tail(),
-                        quotient(math::clamp_below(math::clamp_above(z, bound), math::neg(bound))));
+                        quotient(math::clamp_below(math::clamp_above(h, bound), math::neg(bound))));
   }
-  return quotient(math::clamp_above(z, bound));
+  return quotient(math::clamp_above(h, bound));
 }
 
 template <real_value V>
