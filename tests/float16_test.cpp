@@ -557,6 +557,7 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultFunctorsBits) {
   check(nonlin::gelu_quick{});
   check(nonlin::mish{});
   check(nonlin::gelu_exact{});
+  check(nonlin::gelu_tanh{});
 }
 
 // The premise of fast16.hpp's backward twins: on every 16-bit x the twin's float derivative is
@@ -632,6 +633,7 @@ TYPED_TEST(Float16, FastTwinDerivativesAreWithinTheBackwardMargin) {
   check(nonlin::gelu_quick{}, "gelu_quick");
   check(nonlin::mish{}, "mish");
   check(nonlin::gelu_exact{}, "gelu_exact");
+  check(nonlin::gelu_tanh{}, "gelu_tanh");
 }
 
 // The same for the gated units whose 16-bit forward takes the act's fast twin (fast16.hpp's

@@ -99,11 +99,7 @@ struct gelu_tanh {
   NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
     return math::side_beyond_product(math::c<V>(0.5), x, y, math::c<V>(1));
   }
-
- private:
-  // The exp that keeps its roundings: with the lean one this derivative reached 1.8 ulp (next to
-  // its zero, where b + e amplifies e's error 1.6x), 1.05 with this one (math/logistic.hpp).
-  static constexpr auto split = math::x_sigmoid_exp::split;
+  // v(x) = x (c1 + c3 x^2) as hi + lo (also the 16-bit kernels' fast twin's: detail/fast16.hpp).
   template <real_value V>
   NONLIN_ISA_TAG static math::double_float<V> argument(V x) noexcept {
     auto c1 = math::constant<V>(math::gelu_tanh_c1);
@@ -116,6 +112,11 @@ struct gelu_tanh {
     auto v = math::two_product(x, sum.hi);
     return {v.hi, math::fma(x, sum_lo, v.lo)};
   }
+
+ private:
+  // The exp that keeps its roundings: with the lean one this derivative reached 1.8 ulp (next to
+  // its zero, where b + e amplifies e's error 1.6x), 1.05 with this one (math/logistic.hpp).
+  static constexpr auto split = math::x_sigmoid_exp::split;
   // 1 + x v'(x) = 1 + x (c1 + 3 c3 x^2) as hi + lo: its rounding is what the derivative's
   // bracket would amplify.
   template <real_value V>

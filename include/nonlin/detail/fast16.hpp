@@ -25,10 +25,11 @@
 //   forward:       the twin's float error within 7 steps for every x. Measured (docs/accuracy.md;
 //                  tests/accuracy_test.cpp asserts 5 on every build): sigmoid 3.21, tanh 4.52,
 //                  elu / celu 1.62, selu 2.53, log_sigmoid / softplus 2.24, silu 3.15, mish
-//                  3.49, gelu_exact 4.33 ulp. swish and gelu_quick through
-//                  scaled_x_sigmoid_twin (beta x as hi + lo: the fast functors' rounded beta x
-//                  left 84 ulp in gelu_quick's left tail, 66 in swish(1.5)'s): 2.56 ulp on every
-//                  16-bit x. Not gelu_tanh (its fast cubic argument: 206 ulp).
+//                  3.49, gelu_exact 4.33 ulp. swish, gelu_quick and gelu_tanh through
+//                  x_sigmoid_twin (the default's argument as hi + lo: the fast functors'
+//                  rounded one left 84 ulp in gelu_quick's left tail, 66 in swish(1.5)'s, 206
+//                  in gelu_tanh's): 2.56 (swish, gelu_quick) and 2.33 (gelu_tanh) ulp on every
+//                  16-bit x.
 //   backward:      dx = dy f'(x) within 7 steps for every x and dy. The twin's derivative
 //                  within e ulp gives a product within 2 e + 1/2 steps (an ulp of f' times |dy|
 //                  is less than twice an ulp of the product): e <= 3.25. Measured: sigmoid
@@ -40,7 +41,7 @@
 //                  (3.247 at float16 x = -0.187), gelu_exact 2.49 / 2.55 (float16_test,
 //                  FastTwinDerivativesAreWithinTheBackwardMargin). Not gelu_tanh, swish and
 //                  gelu_quick: their arguments are any floats near the zero, where the fast
-//                  derivative is off over a far wider window (scaled_x_sigmoid_twin).
+//                  derivative is off over a far wider window (x_sigmoid_twin).
 //   gated_forward: value act(gate) (glu.hpp) within 7 steps, by the same product bound: the
 //                  act's forward within 3.25 ulp at every 16-bit gate (the gates are 16-bit):
 //                  sigmoid 3.21, silu 3.15, the ELU family, log_sigmoid and softplus on every
@@ -147,40 +148,61 @@ struct silu_near_zero16 {
   }
 };
 
-// swish's and gelu_quick's forward twin: the fast x sigma(z) with z = beta x as hi + lo (the
-// default tier's scaled_argument; the fast functors round beta x once, which costs |beta x| / 2
-// ulp: over 100 in the left tail of 16-bit x). Within 2.56 ulp on every 16-bit x (beta = 1, 1.5,
-// -0.7, 0.1, 20 and gelu_quick's 1.702; float16_test). Not their backward: with z any float, not
-// a 16-bit one, the fast silu'(z) is more than 3.25 ulp off over z0 - 0.71 to z0 + 0.44 (every
-// float z of [-3, 0]), and patched there by the fitted ratio it still was 4.3 ulp off at some x
-// for beta = -0.7 (the low part's own rounding near the zero).
-struct scaled_x_sigmoid_twin {
-  math::double_double beta;
-
+// The fast x sigma(z) with z given as hi + lo (Argument::of(x), the default tier's own): the
+// forward twin of the x sigma(z) functors whose z is not x itself. The fast functors round z once,
+// which costs |z| / 2 ulp where sigma(z) is e^z: over 100 in the left tails of 16-bit x
+// (gelu_quick 84, swish(1.5) 66, gelu_tanh 206). The low part only where the exps can use it:
+// beyond twice their lowest argument (-200 for float) sigma(z) is 0 or 1 whatever it is, and
+// there it may be huge (half an ulp of a huge z, which the clamps would not take out of
+// e^c (1 + lo)) or NaN (inf - inf where beta x overflowed).
+template <class Argument>
+struct x_sigmoid_twin : Argument {
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
-    return fast::detail::x_sigmoid(x, argument(x));
-  }
-
- private:
-  // The low part only where the exps can use it: beyond twice their lowest argument (-200 for
-  // float) sigma(z) is 0 or 1 whatever it is, and there it may be huge (half an ulp of a huge z,
-  // which the clamps would not take out of e^c (1 + lo)) or NaN (inf - inf where beta x
-  // overflowed).
-  template <real_value V>
-  NONLIN_ISA_TAG math::double_float<V> argument(V x) const noexcept {
-    auto z = nonlin::detail::scaled_argument(x, beta);
+    auto z = Argument::of(x);
     V const far(-2 * math::detail::lowest_arg<math::exp_range::product, scalar_t<V>>);
-    return {z.hi, math::select(math::abs(z.hi) <= far, z.lo, V(0))};
+    return fast::detail::x_sigmoid(
+        x, math::double_float<V>{z.hi, math::select(math::abs(z.hi) <= far, z.lo, V(0))});
   }
 };
+
+// swish's and gelu_quick's z = beta x (the default tier's scaled_argument). Their twin is within
+// 2.56 ulp on every 16-bit x (beta = 1, 1.5, -0.7, 0.1, 20 and gelu_quick's 1.702; float16_test).
+// Not their backward: with z any float, not a 16-bit one, the fast silu'(z) is more than 3.25 ulp
+// off over z0 - 0.71 to z0 + 0.44 (every float z of [-3, 0]), and patched there by the fitted
+// ratio it still was 4.3 ulp off at some x for beta = -0.7 (the low part's own rounding near the
+// zero).
+struct scaled_argument_of {
+  math::double_double beta;
+  template <real_value V>
+  NONLIN_ISA_TAG math::double_float<V> of(V x) const noexcept {
+    return nonlin::detail::scaled_argument(x, beta);
+  }
+};
+using scaled_x_sigmoid_twin = x_sigmoid_twin<scaled_argument_of>;
+
+// gelu_tanh's z = x (c1 + c3 x^2). Its twin is within 2.28 (bfloat16) / 2.33 (float16) ulp on
+// every 16-bit x, 99 / 134 with z's low part dropped (float16_test). Not its backward, as swish's.
+struct gelu_tanh_argument_of {
+  template <real_value V>
+  NONLIN_ISA_TAG static math::double_float<V> of(V x) noexcept {
+    return nonlin::gelu_tanh::argument(x);
+  }
+};
+
 template <>
 struct fast16<nonlin::swish> : twin_directions<false, false> {
-  static scaled_x_sigmoid_twin twin(nonlin::swish const& f) noexcept { return {{f.beta, 0.0}}; }
+  static scaled_x_sigmoid_twin twin(nonlin::swish const& f) noexcept { return {{{f.beta, 0.0}}}; }
 };
 template <>
 struct fast16<nonlin::gelu_quick> : twin_directions<false, false> {
-  static scaled_x_sigmoid_twin twin(nonlin::gelu_quick const& f) noexcept { return {f.slope()}; }
+  static scaled_x_sigmoid_twin twin(nonlin::gelu_quick const& f) noexcept { return {{f.slope()}}; }
+};
+template <>
+struct fast16<nonlin::gelu_tanh> : twin_directions<false, false> {
+  static x_sigmoid_twin<gelu_tanh_argument_of> twin(nonlin::gelu_tanh const& /*f*/) noexcept {
+    return {};
+  }
 };
 
 template <>
