@@ -155,6 +155,12 @@ TYPED_TEST(SpecialValues, SignedZero) {
     EXPECT_TRUE(std::signbit(lane(gelu_exact{}.backward(V(x), V(T(3))), 0))) << x;
     EXPECT_TRUE(std::signbit(lane(silu{}.derivative(V(x)), 0))) << x;
     EXPECT_TRUE(std::signbit(lane(mish{}.derivative(V(x)), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(silu{}.backward(V(x), V(T(3))), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(gelu_tanh{}.derivative(V(x)), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(gelu_tanh{}.backward(V(x), V(T(3))), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(gelu_quick{}.derivative(V(x)), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(swish{1.5}.derivative(V(x)), 0))) << x;
+    EXPECT_TRUE(std::signbit(lane(nonlin::fast::gelu_tanh{}.derivative(V(x)), 0))) << x;
   }
   // Tiny inputs: tanh(x) = x, sigmoid'(x) = 1/4, gelu(x) = x/2.
   T const tiny = std::numeric_limits<T>::denorm_min() * T(64);

@@ -432,10 +432,16 @@ inline V x_sigmoid_derivative_given(double_float<V> const& z, double_float<V> co
   V const n_lo = math::fma(ev.hi, a, c - n) + lo_terms;
   auto q = math::finite_by_square_hi_lo(double_float<V>{n, n_lo}, math::one_plus(ev));
   if constexpr (R == exp_range::product) {
-    // Below product_min_arg the lean exp's clamped e^z times b would not vanish: dy f' is 0.
+    // Below product_min_arg the lean exp's clamped e^z times b would not vanish: dy f' is 0,
+    // with the sign of dy q (a +0 there was wrong wherever f' < 0 and dy > 0).
     using K = detail::exp_constants<scalar_t<V>>;
     V const tail = math::scale_times(math::unscaled_times(e, q), e.n, dy);
-    return math::select(z.hi < V(K::product_min_arg), V(0), tail);
+    return math::select(z.hi < V(K::product_min_arg), math::sign_bit(q.hi * dy), tail);
+  } else if constexpr (requires { e.vanished(); }) {
+    // Where the split exp vanished (m = -1), q e^z is q - q = +0 whatever q's sign: or-ing q's
+    // sign bit in gives -0 where f' < 0 (gelu_tanh' was +0 below x = -11.9 in float); elsewhere
+    // q e^z has q's sign already. One vpternlog, no compare.
+    return math::select(right, q.hi + q.lo, math::with_sign_of(math::times(e, q), q.hi));
   } else {
     return math::select(right, q.hi + q.lo, math::times(e, q));
   }
