@@ -130,12 +130,13 @@ inline V exponential_linear_backward(V x, V dy, V scale, V left_scale, double wi
 // other's branch formula). Three operations more than the one path, and no batch takes a second
 // exp: for gelu_tanh, whose z = x (c1 + c3 x^2) is below -43 for x < -7.6 (about 40% of the batches
 // of x ~ U(-8, 8) held such a lane and ran both forms).
-template <real_value V>
-inline V x_sigmoid_derivative_split_left(V z, V slope_x) noexcept {
+// z is a V or z.hi + z.lo (as x_sigmoid's).
+template <real_value V, class Z>
+inline V x_sigmoid_derivative_split_left(Z z, V slope_x) noexcept {
   V const bound(scalar_t<V>(0x1p13));
   V const s = math::clamp_below(math::clamp_above(slope_x, bound), math::neg(bound));
   auto p = math::fast::logistic(z);  // not const (GCC 12)
-  auto const left = z < V(0);
+  auto const left = math::fast::high(z) < V(0);
   V const left_numerator =
       math::fma(p.e, p.u, (math::c<V>(1) + s) * p.u);  // 1 + s exact near the root
   V const numerator = math::select(left, left_numerator, math::fma(s, p.e, p.d));
@@ -143,15 +144,16 @@ inline V x_sigmoid_derivative_split_left(V z, V slope_x) noexcept {
   return math::scale(math::divide(numerator, p.square()), n);
 }
 
-// dy times x_sigmoid_derivative(z, slope_x) = `common`, rounded once also far in the left tail.
-template <real_value V>
-inline V x_sigmoid_derivative_times(V common, V z, V slope_x, V dy) noexcept {
-  auto tail = [](V arg, V arg_slope, V factor) {
+// dy times x_sigmoid_derivative(z, slope_x) = `common`, rounded once also far in the left tail
+// (z a V or z.hi + z.lo).
+template <real_value V, class Z>
+inline V x_sigmoid_derivative_times(V common, Z z, V slope_x, V dy) noexcept {
+  auto tail = [](Z arg, V arg_slope, V factor) {
     auto p = math::fast::logistic<math::exp_range::product>(arg);
     V const left = math::fma(p.e, p.u, (math::c<V>(1) + arg_slope) * p.u);
     return math::scale_times(math::divide(left, p.square()), p.n, factor);
   };
-  return math::with_product_tail(dy * common, z, tail, z, slope_x, dy);
+  return math::with_product_tail(dy * common, math::fast::high(z), tail, z, slope_x, dy);
 }
 }  // namespace NONLIN_ISA
 }  // namespace detail
@@ -529,14 +531,16 @@ struct gelu_tanh {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    V const x2 = x * x;
-    V const slope = math::fma(math::c<V>(3 * c3), x2, math::c<V>(c1));
-    return detail::x_sigmoid_derivative_split_left(argument(x), x * slope);
+    return detail::x_sigmoid_derivative_split_left(argument(x), slope_x(x));
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    V const slope = math::fma(math::c<V>(3 * c3), x * x, math::c<V>(c1));
-    return detail::x_sigmoid_derivative_times(derivative(x), argument(x), x * slope, dy);
+    return detail::x_sigmoid_derivative_times(derivative(x), argument(x), slope_x(x), dy);
+  }
+  // x v'(x) = x (c1 + 3 c3 x^2) (also the 16-bit kernels' fast twin's: nonlin/detail/fast16.hpp).
+  template <real_value V>
+  NONLIN_ISA_TAG static V slope_x(V x) noexcept {
+    return x * math::fma(math::c<V>(3 * c3), x * x, math::c<V>(c1));
   }
 
   // The default functor's (the same function): for the 16-bit kernels.

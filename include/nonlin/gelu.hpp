@@ -81,11 +81,17 @@ struct gelu_tanh {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return derivative_near_zero(math::x_sigmoid_derivative<split>(argument(x), one_plus_x_slope(x)),
+                                x);
+  }
+  // gelu_tanh'(x) from its generic value: the fitted ratio within `window` of the zero (also the
+  // 16-bit kernels' fast twin's, over a wider window: detail/fast16.hpp).
+  template <real_value V>
+  NONLIN_ISA_TAG static V derivative_near_zero(
+      V generic, V x, math::root_window window = math::x_sigmoid_split_root_window) noexcept {
     using R = math::tables::derivative_roots<scalar_t<V>>;
-    V const generic = math::x_sigmoid_derivative<split>(argument(x), one_plus_x_slope(x));
     return math::patch_near_root(generic, math::double_float<V>{x, V(0)}, R::gelu_tanh_root_hi,
-                                 R::gelu_tanh_root_lo, R::gelu_tanh_ratio,
-                                 math::x_sigmoid_split_root_window);
+                                 R::gelu_tanh_root_lo, R::gelu_tanh_ratio, window);
   }
   // dy gelu_tanh'(x), rounded once also where gelu_tanh'(x) alone is below the normal range.
   template <real_value V>
