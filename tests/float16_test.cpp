@@ -640,7 +640,9 @@ TYPED_TEST(Float16, FastTwinDerivativesAreWithinTheBackwardMargin) {
 // The same for the gated units whose 16-bit forward takes the act's fast twin (fast16.hpp's
 // gated_forward): value act(gate) for every 16-bit gate with 48 values (the dy values above:
 // every sign, 0, powers of two, extremes, inf, NaN, random) as the value, through gated_forward
-// and gated_forward_fused, against rounded16 of the default unit.
+// and gated_forward_fused, against rounded16 of the default unit; and where the backward takes
+// the twin too (glu.hpp gated_backward_op), both gradients through gated_backward and
+// gated_backward_fused, with another of the 48 as dy.
 TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
   using T = TypeParam;
   using nonlin::detail::rounded16;
@@ -660,6 +662,15 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
     std::vector<T> out(n);
     std::vector<T> fused_in(2 * n);
     std::vector<T> fused_out(n);
+    std::vector<T> d_value(n);
+    std::vector<T> d_gate(n);
+    std::vector<T> fused_dx(2 * n);
+    auto const d_value_op = [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d).d_value) {
+      return f.backward(v, g, d).d_value;
+    };
+    auto const d_gate_op = [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d).d_gate) {
+      return f.backward(v, g, d).d_gate;
+    };
     for (std::size_t k = 0; k < value_bits.size(); k += stride) {
       std::fill(value.begin(), value.end(), T{value_bits[k]});
       gated_forward(f, std::span<T const>(value), std::span<T const>(gate), std::span<T>(out));
@@ -676,6 +687,35 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
             << ", want " << static_cast<float>(want);
         ASSERT_TRUE(same_bits(fused_out[i], want)) << "fused, gate bits " << gate[i].bits;
       }
+      // The backward (where fast16 allows the twin's backward too), with dy the next of the 48
+      // (value 1e30 with dy -1e30: dy value overflows float in bfloat16).
+      if constexpr (nonlin::detail::fast16<Act>::backward) {
+        auto const dyf = static_cast<float>(T{value_bits[(k + 1) % value_bits.size()]});
+        std::vector<T> const dy(n, T::from_float(dyf));
+        gated_backward(f, std::span<T const>(value), std::span<T const>(gate),
+                       std::span<T const>(dy), std::span<T>(d_value), std::span<T>(d_gate));
+        gated_backward_fused(f, std::span<T const>(fused_in), std::span<T const>(dy),
+                             std::span<T>(fused_dx), 1, glu_split::gate_first);
+        for (std::size_t i = 0; i < n; ++i) {
+          auto const g = static_cast<float>(gate[i]);
+          T const want_value = rounded16<T>(d_value_op, vf, g, dyf);
+          T const want_gate = rounded16<T>(d_gate_op, vf, g, dyf);
+          // dy or the value +-inf times an act or act' that rounds to 0 in float: NaN from one
+          // evaluation, +-inf from another (fast16.hpp).
+          auto const edge = [&](T got, T want) {
+            return (std::isinf(dyf) || std::isinf(vf)) && !std::isfinite(static_cast<float>(got)) &&
+                   !std::isfinite(static_cast<float>(want));
+          };
+          ASSERT_TRUE(same_bits(d_value[i], want_value) || edge(d_value[i], want_value))
+              << "d_value, gate bits " << gate[i].bits << " value " << vf << " dy " << dyf << ": "
+              << static_cast<float>(d_value[i]) << ", want " << static_cast<float>(want_value);
+          ASSERT_TRUE(same_bits(d_gate[i], want_gate) || edge(d_gate[i], want_gate))
+              << "d_gate, gate bits " << gate[i].bits << " value " << vf << " dy " << dyf << ": "
+              << static_cast<float>(d_gate[i]) << ", want " << static_cast<float>(want_gate);
+          ASSERT_TRUE(same_bits(fused_dx[n + i], d_value[i]) && same_bits(fused_dx[i], d_gate[i]))
+              << "fused backward, gate bits " << gate[i].bits;
+        }
+      }
     }
   };
   check(nonlin::glu{});
@@ -686,6 +726,7 @@ TYPED_TEST(Float16, FastTwinsGiveTheDefaultGatedUnitsBits) {
   check(nonlin::geglu{});
   check(nonlin::gated<nonlin::tanh>{});
   check(nonlin::gated<nonlin::mish>{});
+  check(nonlin::geglu_tanh{});
 }
 
 // The float with magnitude bits b is exactly halfway between two 16-bit values (v / step has

@@ -163,6 +163,52 @@ auto gated_forward_op(gated<Act> const& f) {
   }
 }
 
+// The 16-bit gated backward's float where detail/fast16.hpp allows it for the act (its backward
+// and its value at 16-bit gates within the products' margin): gated<Twin>'s, d_value = dy
+// twin(gate) and d_gate = twin.backward(gate, dy value), both within the margins of fast16.hpp
+// where dy value is exact, a normal float (two 16-bit values: at most 22 significant bits).
+// Where it is not (it overflowed or underflowed, bfloat16 only; or it is 0 or infinite) the
+// default unit's, in a branch: an overflowed dy value is (dy f'(gate)) value, one rounding more,
+// and an underflowed one is rounded, which the twin's error could carry past the margin.
+template <class Act, class Twin>
+struct gated_backward_twin {
+  gated<Act> f;
+  gated<Twin> g;
+  template <real_value V>
+  NONLIN_ISA_TAG gated_gradient<V> backward(V value, V gate, V dy) const noexcept {
+    gated_gradient<V> r = g.backward(value, gate, dy);
+    auto const inexact = math::zero_infinite_or_subnormal(dy * value);
+    if (math::any(inexact)) [[unlikely]] {
+      gated_gradient<V> d = f.backward(value, gate, dy);  // not const (GCC 12)
+      r = {math::select(inexact, d.d_value, r.d_value), math::select(inexact, d.d_gate, r.d_gate)};
+    }
+    return r;
+  }
+};
+
+// The backward kernels' op: f.backward; on 16-bit arrays, where fast16.hpp allows it for the act
+// (backward and gated_forward), from the act's fast twin in float (the same 16-bit results).
+template <class T, class F>
+auto gated_backward_op(F const& f) {
+  return
+      [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) { return f.backward(v, g, d); };
+}
+template <class T, class Act>
+auto gated_backward_op(gated<Act> const& f) {
+  if constexpr (storage16<T> && fast16<Act>::backward && fast16<Act>::gated_forward) {
+    using twin = decltype(fast16<Act>::twin(f.act));
+    return twin_in_float(
+        f, gated_backward_twin<Act, twin>{f, {fast16<Act>::twin(f.act)}},
+        [](auto const& h, auto v, auto g, auto d) -> decltype(h.backward(v, g, d)) {
+          return h.backward(v, g, d);
+        });
+  } else {
+    return [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) {
+      return f.backward(v, g, d);
+    };
+  }
+}
+
 // elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
 // same array as an input; the tail runs the same batch code on a zero-padded copy.
@@ -342,9 +388,8 @@ void gated_backward(F const& f, std::span<T const> value, std::span<T const> gat
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "gate", gate);
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "dy", dy);
   detail::require_disjoint<T, T>(where, "d_value", d_value, "d_gate", d_gate);
-  detail::elementwise_pair<Arch, detail::exactness16<F>()>(
-      [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) { return f.backward(v, g, d); },
-      d_value, d_gate, value, gate, dy);
+  detail::elementwise_pair<Arch, detail::exactness16<F>()>(detail::gated_backward_op<T>(f), d_value,
+                                                           d_gate, value, gate, dy);
 }
 
 // out (rows, H) = f(value, gate) with value and gate the two halves of each row of x (rows, 2H).
@@ -383,9 +428,7 @@ void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> d
     return;
   }
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) {
-    return f.backward(v, g, d);
-  };
+  auto const op = detail::gated_backward_op<T>(f);
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     auto const grad = dx.subspan(2 * half * r, 2 * half);

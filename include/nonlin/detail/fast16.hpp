@@ -43,10 +43,15 @@
 //                  gelu_quick: their arguments are any floats near the zero, where the fast
 //                  derivative is off over a far wider window (x_sigmoid_twin).
 //   gated_forward: value act(gate) (glu.hpp) within 7 steps, by the same product bound: the
-//                  act's forward within 3.25 ulp at every 16-bit gate (the gates are 16-bit):
+//                  act's forward within 3.25 ulp at every 16-bit gate (the gates are 16-bit).
+//                  With backward too, the gated units' backward takes the twin as well: d_value
+//                  = dy act(gate) by this bound, d_gate = act.backward(gate, dy value) by the
+//                  backward's (dy value exact: two 16-bit values; where it overflows float, the
+//                  default unit's, glu.hpp gated_backward_twin). Measured:
 //                  sigmoid 3.21, silu 3.15, the ELU family, log_sigmoid and softplus on every
 //                  float; tanh 3.06 (bfloat16) / 3.18 (float16), mish 3.06 / 3.06, gelu_exact
-//                  2.21 / 2.74 on the 16-bit ones only (every float: 4.52, 3.49, 4.33).
+//                  2.21 / 2.74, gelu_tanh 2.28 / 2.33 on the 16-bit ones only (every float:
+//                  4.52, 3.49, 4.33, 206).
 // The figures: every float, float build with FMA. backward_from_output: the fast twins use the
 // default tier's math there already.
 //
@@ -132,9 +137,15 @@ struct root_patched : Twin {
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
     return Twin::backward_given_derivative(x, derivative(x), dy);
   }
-  // The twin's pair would not be patched.
+  // The twin's pair (where it has one: fast::gelu_exact) with the derivative patched: the gated
+  // units' backward takes both from one evaluation (glu.hpp).
   template <real_value V>
-  value_and_slope<V> value_and_derivative(V x) const noexcept = delete;
+  requires requires(Twin const& t, V v) { t.value_and_derivative(v); }
+  NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
+    value_and_slope<V> both = Twin::value_and_derivative(x);
+    both.derivative = Near::derivative_near_zero(both.derivative, x);
+    return both;
+  }
 };
 
 // fast::silu' is more than 3.25 ulp off on the 16-bit x of [-1.367, -1.102] (bfloat16) and
@@ -223,7 +234,7 @@ struct gelu_tanh_twin : x_sigmoid_twin<gelu_tanh_argument_of> {
   }
 };
 template <>
-struct fast16<nonlin::gelu_tanh> : twin_directions<true, false> {
+struct fast16<nonlin::gelu_tanh> : twin_directions<true, true> {
   static gelu_tanh_twin twin(nonlin::gelu_tanh const& /*f*/) noexcept { return {}; }
 };
 
