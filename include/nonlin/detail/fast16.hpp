@@ -39,15 +39,17 @@
 //                  ratio there (root_patched below), and are then within 3.25 on every 16-bit x,
 //                  not every float: silu 2.58 (bfloat16) / 3.08 (float16), mish 2.41 / 3.25
 //                  (3.247 at float16 x = -0.187), gelu_exact 2.49 / 2.55 (float16_test,
-//                  FastTwinDerivativesAreWithinTheBackwardMargin). Not gelu_tanh, swish and
-//                  gelu_quick: their arguments are any floats near the zero, where the fast
-//                  derivative is off over a far wider window (x_sigmoid_twin).
+//                  FastTwinDerivativesAreWithinTheBackwardMargin); gelu_tanh, its argument
+//                  as hi + lo and the ratio over the fit's whole range, 2.77 / 3.245 (3.245 at
+//                  float16 x = -1.840; gelu_tanh_twin). Not swish and gelu_quick: their
+//                  arguments are any floats, where the fast derivative is off over a far wider
+//                  window (x_sigmoid_twin).
 //   gated_forward: value act(gate) (glu.hpp) within 7 steps, by the same product bound: the
 //                  act's forward within 3.25 ulp at every 16-bit gate (the gates are 16-bit).
 //                  With backward too, the gated units' backward takes the twin as well: d_value
 //                  = dy act(gate) by this bound, d_gate = act.backward(gate, dy value) by the
-//                  backward's (dy value exact: two 16-bit values; where it overflows float, the
-//                  default unit's, glu.hpp gated_backward_twin). Measured:
+//                  backward's (dy value exact where it is a normal float: two 16-bit values;
+//                  elsewhere the default unit's, glu.hpp gated_backward_twin). Measured:
 //                  sigmoid 3.21, silu 3.15, the ELU family, log_sigmoid and softplus on every
 //                  float; tanh 3.06 (bfloat16) / 3.18 (float16), mish 3.06 / 3.06, gelu_exact
 //                  2.21 / 2.74, gelu_tanh 2.28 / 2.33 on the 16-bit ones only (every float:
@@ -198,7 +200,8 @@ struct scaled_argument_of {
 using scaled_x_sigmoid_twin = x_sigmoid_twin<scaled_argument_of>;
 
 // gelu_tanh's z = x (c1 + c3 x^2). Its twin is within 2.28 (bfloat16) / 2.33 (float16) ulp on
-// every 16-bit x, 99 / 134 with z's low part dropped (float16_test). Not its backward, as swish's.
+// every 16-bit x, 99 / 134 with z's low part dropped (float16_test); its backward below
+// (gelu_tanh_twin).
 struct gelu_tanh_argument_of {
   template <real_value V>
   NONLIN_ISA_TAG static math::double_float<V> of(V x) noexcept {
