@@ -200,9 +200,9 @@ struct logistic_parts {
 };
 
 // The argument z of the fast sigma(z) family: a V, or z.hi + z.lo (a double_float) where the
-// caller keeps z's rounding (the 16-bit twins of swish and gelu_quick, detail/fast16.hpp, whose
-// beta x rounded once costs |beta x| / 2 ulp in the left tail). The clamps and tests read
-// high(z); e^(c + lo) is taken as e^c (1 + lo) (|lo| <= ulp(z): its square is far below e's
+// caller keeps z's rounding (the 16-bit twins of swish, gelu_quick and gelu_tanh,
+// detail/fast16.hpp, whose z rounded once costs |z| / 2 ulp in the left tail). The clamps and tests
+// read high(z); e^(c + lo) is taken as e^c (1 + lo) (|lo| <= ulp(z): its square is far below e's
 // rounding).
 template <real_value V>
 inline V const& high(V const& z) noexcept {
