@@ -316,19 +316,19 @@ auto forward16_op(F const& f) {
   return forward16_op_t<F>{f};
 }
 
-// The lanes of r near a midpoint of T (r: floats on their way to T); for exact16::normal only
-// those that are subnormal too (one compare more).
-template <class T, exact16 E = exact16::none, class B>
+// The lanes of r near a midpoint of T (r: floats on their way to T), within a window of W floats
+// (math/round16.hpp); for exact16::normal only those that are subnormal too (one compare more).
+template <class T, exact16 E = exact16::none, std::int32_t W = math::midpoint_window, class B>
 NONLIN_ALWAYS_INLINE auto near_midpoints(B const& r) {
   using I = xsimd::batch<std::int32_t, typename B::arch_type>;
   if constexpr (std::is_same_v<T, bfloat16> && E == exact16::none) {
-    return math::near_midpoint16<T>(math::bits16::as_bits(r));  // the sign does not matter
+    return math::near_midpoint16<T, W>(math::bits16::as_bits(r));  // the sign does not matter
   } else {
     I const magnitude = math::bits16::as_bits(r) & I(0x7fffffff);
     if constexpr (E == exact16::normal) {
-      return math::near_midpoint16<T>(magnitude) & (magnitude < I(0x00800000));
+      return math::near_midpoint16<T, W>(magnitude) & (magnitude < I(0x00800000));
     } else {
-      return math::near_midpoint16<T>(magnitude);
+      return math::near_midpoint16<T, W>(magnitude);
     }
   }
 }
@@ -348,12 +348,12 @@ constexpr bool narrowed_with_exceptions() {
 // (math::narrow16_exceptions), the subnormal ones; for exact16::normal the subnormal ones alone
 // (its near lanes are subnormal too). One definition for elementwise and elementwise_pair.
 // `tested`: r, or r with 0 on the lanes the op knows to be exact (tested16).
-template <class T, exact16 E, bool recompute, class B>
+template <class T, exact16 E, bool recompute, std::int32_t W = math::midpoint_window, class B>
 NONLIN_ALWAYS_INLINE auto flagged16(B const& r, B const& tested) {
   constexpr bool exceptions = narrowed_with_exceptions<B, T>();
   static_assert(recompute || exceptions);
   if constexpr (recompute && exceptions && E != exact16::normal) {
-    return near_midpoints<T, E>(tested) | math::narrow16_exceptions<T>(r);
+    return near_midpoints<T, E, W>(tested) | math::narrow16_exceptions<T>(r);
   } else if constexpr (recompute && !exceptions) {
     if constexpr (E == exact16::normal && math::arch::has_subnormal_class<B>) {
       // Only the subnormal results can be near a midpoint and inexact: one vfpclass flags them,
@@ -362,7 +362,7 @@ NONLIN_ALWAYS_INLINE auto flagged16(B const& r, B const& tested) {
       using mask = typename xsimd::batch<std::int32_t, typename B::arch_type>::batch_bool_type;
       return mask(static_cast<typename mask::register_type>(math::arch::subnormal_class(tested)));
     } else {
-      return near_midpoints<T, E>(tested);
+      return near_midpoints<T, E, W>(tested);
     }
   } else {
     return math::narrow16_exceptions<T>(r);
@@ -423,7 +423,7 @@ std::array<float, B::size> const& lane_numbers() {
 // hardsigmoid's forward in 55% (squared_relu's in 50% before it declared exact16::normal),
 // hardswish's backward in 64% (a per-lane test cannot tell an exact result from a rounded one; a
 // functor can say which of its results are exact: exactness16, or lane by lane: tested16).
-template <class T, exact16 E, class B, std::size_t N, class Op, class... In>
+template <class T, exact16 E, std::int32_t W, class B, std::size_t N, class Op, class... In>
 NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<B, N> r,
                                                               std::array<B, N> tested,
                                                               std::size_t i, std::size_t count,
@@ -431,7 +431,7 @@ NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<
   static_assert(N * B::size <= 64);
   std::uint64_t marked = 0;
   for (std::size_t j = 0; j < N; ++j) {
-    marked |= lane_bits<B>(near_midpoints<T, E>(tested[j])) << (j * B::size);
+    marked |= lane_bits<B>(near_midpoints<T, E, W>(tested[j])) << (j * B::size);
   }
   if (count < 64) {
     marked &= (std::uint64_t{1} << count) - 1;
@@ -481,7 +481,8 @@ NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<
 // spent 2.7x the time of relu6's on that; a local whose address does not escape stays in
 // registers.
 NONLIN_LOOP_DIAGNOSTICS_PUSH
-template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
+template <class Arch, exact16 E = exact16::none, std::int32_t W = math::midpoint_window, class T,
+          class Op, class... In>
 NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in) {
   Op const op = shared_op;
   using batch = xsimd::batch<compute_t<T>, Arch>;
@@ -509,11 +510,11 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
       batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
       batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
       batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
-      if (xsimd::any(flagged16<T, E, recompute>(r0, t0) | flagged16<T, E, recompute>(r1, t1) |
-                     flagged16<T, E, recompute>(r2, t2) | flagged16<T, E, recompute>(r3, t3)))
+      if (xsimd::any(flagged16<T, E, recompute, W>(r0, t0) | flagged16<T, E, recompute, W>(r1, t1) |
+                     flagged16<T, E, recompute, W>(r2, t2) | flagged16<T, E, recompute, W>(r3, t3)))
           [[unlikely]] {
         if constexpr (recompute) {
-          std::array<batch, 4> const r = recomputed_near_midpoints<T, E>(
+          std::array<batch, 4> const r = recomputed_near_midpoints<T, E, W>(
               op, std::array{r0, r1, r2, r3}, std::array{t0, t1, t2, t3}, i, 4 * width, in...);
           r0 = r[0];
           r1 = r[1];
@@ -541,9 +542,9 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
     batch r = op(x...);
     if constexpr (recompute) {
       batch const tested = tested16(op, r, x...);
-      if (xsimd::any(near_midpoints<T, E>(tested))) [[unlikely]] {
-        r = recomputed_near_midpoints<T, E>(op, std::array{r}, std::array{tested}, i, count,
-                                            in...)[0];
+      if (xsimd::any(near_midpoints<T, E, W>(tested))) [[unlikely]] {
+        r = recomputed_near_midpoints<T, E, W>(op, std::array{r}, std::array{tested}, i, count,
+                                               in...)[0];
       }
     }
     return r;
@@ -604,7 +605,8 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   if constexpr (storage16<T> && detail::fast16<F>::backward) {
     // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
-    detail::elementwise<Arch, detail::backward_exactness16<F>()>(
+    detail::elementwise<Arch, detail::backward_exactness16<F>(),
+                        detail::fast16<F>::backward_window>(
         detail::twin_in_float(f, detail::fast16<F>::twin(f),
                               [](auto const& g, auto xb, auto dyb)
                                   -> decltype(g.backward(xb, dyb)) { return g.backward(xb, dyb); }),

@@ -42,14 +42,22 @@ inline namespace NONLIN_ISA {
 
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 
-// The floats that count as near a midpoint M: from M - 8 to M + 7 float steps, a window of 16
-// tested as ((bits + 8 - M's field) & field & ~15) == 0, an add and one vptestnm. It is wider
-// on each side than every default-tier function's float error (3.33 ulp at most with an FMA
-// unit, docs/accuracy.md; the tests hold every row to 5 without one, tests/accuracy_test.cpp).
-// A lane is recomputed in double with probability 16 / 2^16 (bfloat16) or 16 / 2^13 (float16).
-inline constexpr std::int32_t midpoint_steps_below = 8;
-inline constexpr std::int32_t midpoint_steps_above = 7;
-inline constexpr std::int32_t midpoint_margin = 7;  // the smaller side
+// The floats that count as near a midpoint M: a window of W floats (W a power of two) from
+// M - W/2 to M + W/2 - 1 float steps, tested as ((bits + W/2 - M's field) & field & ~(W - 1)) ==
+// 0, an add and one vptestnm. The kernels' window, 16, is wider on each side than every
+// default-tier function's float error (3.33 ulp at most with an FMA unit, docs/accuracy.md; the
+// tests hold every row to 5 without one, tests/accuracy_test.cpp): a lane is recomputed in double
+// with probability 16 / 2^16 (bfloat16) or 16 / 2^13 (float16). A kernel whose float comes from a
+// less accurate evaluation may take a wider window (detail/fast16.hpp: 32 for the 16-bit
+// backward of swish and gelu_quick), at the same cost a lane and twice the recomputations.
+inline constexpr std::int32_t midpoint_window = 16;
+// The steps on each side of a window of W; the margin, the smaller side, is what an evaluation's
+// error must stay within.
+template <std::int32_t W = midpoint_window>
+inline constexpr std::int32_t midpoint_steps_below_in = W / 2;
+template <std::int32_t W = midpoint_window>
+inline constexpr std::int32_t midpoint_margin_in = W / 2 - 1;
+inline constexpr std::int32_t midpoint_margin = midpoint_margin_in<>;  // the smaller side
 
 // (a & m) == 0, one instruction where the arch layer has it.
 template <class V>
@@ -62,16 +70,16 @@ constexpr auto bits_clear(V const& a, V const& m) noexcept {
 }
 
 // m: a float's magnitude bits (0 to 0x7fffffff); for bfloat16 any bits of the float (its sign
-// does not matter there).
-template <storage16 T, class V>
+// does not matter there). W: the window (above).
+template <storage16 T, std::int32_t W = midpoint_window, class V>
 constexpr auto near_midpoint16(V const& m) noexcept {
-  constexpr std::int32_t below = midpoint_steps_below;
-  static_assert(below + midpoint_steps_above + 1 == 16);
+  static_assert(W >= 2 && (W & (W - 1)) == 0 && W <= 0x400);
+  constexpr std::int32_t below = midpoint_steps_below_in<W>;
   if constexpr (std::is_same_v<T, bfloat16>) {
     // bfloat16 drops a float's low 16 bits in every binade, subnormals included: the midpoint
     // is a dropped field of 0x8000. The field of the sum depends on the low 16 bits of the
     // float alone, so the sign bit may be there: an add and one vptestnmd.
-    return math::bits_clear(m + V(below - 0x8000), V(0xfff0));
+    return math::bits_clear(m + V(below - 0x8000), V(0x10000 - W));
   } else {
     // float16 drops a float's low 13 bits from 2^-14 on. Below, its step is 2^-24: adding 2^-14
     // to |r| puts those steps at the same 13-bit field, the sum rounded to a step of 2^-37 at
@@ -85,7 +93,7 @@ constexpr auto near_midpoint16(V const& m) noexcept {
     F const smallest_normal(0x1p-14F);
     V const s = bits16::as_bits(
         math::select(magnitude < smallest_normal, magnitude + smallest_normal, magnitude));
-    return math::bits_clear(s + V(below - 0x1000), V(0x1ff0));
+    return math::bits_clear(s + V(below - 0x1000), V(0x2000 - W));
   }
 }
 
