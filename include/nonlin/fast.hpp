@@ -56,9 +56,9 @@ inline V x_sigmoid(V x, Z z) noexcept {
 // e^-|z| = u 2^n, e (d + s) / d^2 = (u (1 + s) + u e) / d^2 2^n, with 1 + s exact where d + s
 // would cancel. s is bounded by 2^13, which leaves it as it is wherever e^-|z| is not 0 (every
 // caller's |s| is at most 3|z| + 1), so that s e is 0 and not NaN where s is infinite, and the
-// left side is 0 where e^-|z| vanished.
-template <real_value V>
-inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
+// left side is 0 where e^-|z| vanished. z is a V or z.hi + z.lo (as x_sigmoid's).
+template <real_value V, class Z>
+inline V x_sigmoid_derivative(Z const& z, V slope_x) noexcept {
   using T = scalar_t<V>;
   using K = math::detail::exp_constants<T>;
   V const bound(T(0x1p13));
@@ -67,18 +67,19 @@ inline V x_sigmoid_derivative(V z, V slope_x) noexcept {
   V const square_bound(std::is_same_v<T, float> ? T(43) : T(354));
   V const upper(-K::min_arg);
   auto one_path = [&](V const& clamped) {
-    V const e = math::fast::exp_by_table(math::neg(clamped)).value();
+    V const e = math::fast::exp_minus<true>(math::fast::with_high(z, clamped)).value();
     return math::divide(math::fma(s, e, e + one), math::fma(e, e + math::c<V>(2), one));
   };
-  auto const below = z < math::neg(square_bound);
+  V const h = math::fast::high(z);
+  auto const below = h < math::neg(square_bound);
   if (math::any(below)) [[unlikely]] {
     auto p = math::fast::logistic(z);
     V const left = math::fma(p.e, p.u, (one + s) * p.u);
     return math::select(
         below, math::scale(math::divide(left, p.square()), p.n),
-        one_path(math::clamp_below(math::clamp_above(z, upper), math::neg(square_bound))));
+        one_path(math::clamp_below(math::clamp_above(h, upper), math::neg(square_bound))));
   }
-  return one_path(math::clamp_above(z, upper));
+  return one_path(math::clamp_above(h, upper));
 }
 // scale * (x > 0 ? x : alpha expm1(x / width)), its derivative and backward (the default tier's
 // nonlin::detail::exponential_linear* with the table's expm1 and exp, scale alpha rounded once):

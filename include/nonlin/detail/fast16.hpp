@@ -43,7 +43,7 @@
 //                  as hi + lo and the ratio over the fit's whole range, 2.77 / 3.245 (3.245 at
 //                  float16 x = -1.840; gelu_tanh_twin). swish and gelu_quick: their
 //                  z = beta x is any float, where the fast silu'(z), with the ratio, is up to
-//                  5.43 ulp off: they take a wider window of the midpoint test, 32 floats, whose
+//                  5.29 ulp off: they take a wider window of the midpoint test, 32 floats, whose
 //                  margin of 15 steps bounds e <= 7.25 (scaled_x_sigmoid_twin).
 //   gated_forward: value act(gate) (glu.hpp) within 7 steps, by the same product bound: the
 //                  act's forward within 3.25 ulp at every 16-bit gate (the gates are 16-bit).
@@ -205,12 +205,13 @@ struct scaled_argument_of {
   }
 };
 // Their backward: silu'(z) at z = beta x, the fast derivative with z as hi + lo and x z' = z, the
-// default tier's fitted ratio on z0 +- 0.3. With z any float (beta is any double), not a 16-bit
-// one, the fast derivative alone is more than 3.25 ulp off over z0 - 0.71 to z0 + 0.44, and
-// with the ratio it is still 4.89 ulp off at z = -4.79 (every normal float z of [-40, 20], z's
-// low part 0 and +-0.49 of z's ulp): beyond the products' margin of 3.25, within the 7.25 of a
-// window of 32 floats (math/round16.hpp), which their backward kernels take. It doubles the
-// lanes recomputed in double (32 / 2^16 of bfloat16's, 32 / 2^13 of float16's).
+// default tier's fitted ratio on z0 - 0.2 .. z0 + 0.25. With z any float (beta is any double),
+// not a 16-bit one, the fast derivative alone is more than 3.25 ulp off over z0 - 0.71 to
+// z0 + 0.44, and with the ratio it is still 5.29 ulp off at z = -17.41 (every normal float z of
+// [-40, 20], z's low part 0 and +-0.49 of z's ulp; 3.65 beyond, to -110 and 100): beyond the
+// products' margin of 3.25, within the 7.25 of a window of 32 floats (math/round16.hpp), which
+// their backward kernels take. It doubles the lanes recomputed in double (32 / 2^16 of
+// bfloat16's, 32 / 2^13 of float16's).
 struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
@@ -224,8 +225,8 @@ struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   // silu'(z) (float16_test checks it over the floats z).
   template <real_value V>
   NONLIN_ISA_TAG static V derivative_at(math::double_float<V> const& z) noexcept {
-    return nonlin::detail::patched_silu_derivative(
-        fast::detail::x_sigmoid_derivative_split_left(z, z.hi), z, math::root_window{-0.2, 0.25});
+    return nonlin::detail::patched_silu_derivative(fast::detail::x_sigmoid_derivative(z, z.hi), z,
+                                                   math::root_window{-0.2, 0.25});
   }
 };
 
