@@ -147,6 +147,10 @@ TYPED_TEST(SpecialValues, SignedZero) {
   EXPECT_TRUE(std::signbit(lane(gelu_exact{}(minus_zero), 0)));
   EXPECT_TRUE(std::signbit(lane(silu{}(minus_zero), 0)));
   EXPECT_FALSE(std::signbit(lane(relu{}(minus_zero), 0)));  // relu(x <= 0) = +0
+  // hardswish'(-1.5) = 0, and dy times it has dy's sign (in double too, where dy (2x + 3) is
+  // divided by 6, whose residual step gives +0 for -0).
+  EXPECT_TRUE(std::signbit(lane(hardswish{}.backward(V(T(-1.5)), V(T(-3))), 0)));
+  EXPECT_FALSE(std::signbit(lane(hardswish{}.backward(V(T(-1.5)), V(T(3))), 0)));
   EXPECT_EQ(lane(sigmoid{}(minus_zero), 0), T(0.5));
   // A negative derivative that underflows is -0, also where its exp vanished (gelu_exact' below
   // x = -15.2 in float, -38.6 in double, was +0) and at -inf; so is dy times it for dy > 0.

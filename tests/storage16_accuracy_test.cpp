@@ -17,6 +17,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include <mpfr.h>
 
@@ -288,6 +289,63 @@ TEST(Storage16Accuracy, LanesWhoseForwardRoundsCorrectlyDoBFloat16) {
 }
 TEST(Storage16Accuracy, LanesWhoseForwardRoundsCorrectlyDoFloat16) {
   expect_correctly_rounded_forward_lanes<float16>(1.0F);
+}
+
+// hardswish's bfloat16 backward twin (detail/fast16.hpp) names the lanes whose float result
+// rounded once is the correctly rounded value of dy (2x + 3) / 6 (correctly_rounded_backward16,
+// which holds for any float arguments): right on every lane it names, for every 16-bit x of both
+// types with every 127th 16-bit dy (dy 117/128 among them, where the true value is often a
+// midpoint), against the exact value (dy (2x + 3) is exact in double, and its sixth rounded to odd
+// keeps the rounding to 16 bits); and it names every bfloat16 x of [2^-6, 3) in magnitude but -1.5
+// with a dy whose product is far above the underflow (the benchmarks' inputs). Made to fail by
+// leaving out the product's low part: float16 lanes differ.
+template <storage16 T>
+void expect_hardswish_backward_lanes_round_correctly() {
+  using twin = detail::hardswish_twin;
+  auto const stride = static_cast<std::uint32_t>(accuracy_stride());
+  std::vector<float> dys;
+  for (std::uint32_t k = 0; k < 0x10000; k += 127 * stride) {
+    dys.push_back(static_cast<float>(T{static_cast<std::uint16_t>(k)}));
+  }
+  dys.push_back(117.0F / 128.0F);
+  std::int64_t named = 0;
+  std::int64_t unnamed = 0;
+  std::int64_t unnamed_covered = 0;
+  std::int64_t differ = 0;
+  for (std::uint32_t b = 0; b < 0x10000; b += stride) {
+    float const x = static_cast<float>(T{static_cast<std::uint16_t>(b)});
+    if (!(std::fabs(x) < 3.0F)) {
+      continue;  // 0, dy or NaN beyond: exact
+    }
+    for (float const dy : dys) {
+      if (!std::isfinite(dy)) {
+        continue;
+      }
+      if (!twin::correctly_rounded_backward16(x, dy)) {
+        ++unnamed;
+        // (At x = -1.5 the product is 0: exact, and not near a midpoint.)
+        bool const covered = std::fabs(x) >= 0x1p-6F && x != -1.5F && std::fabs(dy) >= 0x1p-90F;
+        unnamed_covered += covered && std::is_same_v<T, bfloat16> ? 1 : 0;
+        continue;
+      }
+      ++named;
+      double const product = static_cast<double>(dy) * (2.0 * static_cast<double>(x) + 3.0);
+      T const want = T::from_float(math::round_to_odd(product / 6.0));
+      T const got = T::from_float(twin{}.backward(x, dy));
+      differ += accuracy::same_value(got, want) ? 0 : 1;
+    }
+  }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(unnamed_covered, 0);
+  EXPECT_GT(named, 0);
+  EXPECT_GT(unnamed, 0);
+}
+
+TEST(Storage16Accuracy, HardswishBackwardLanesRoundCorrectlyBFloat16) {
+  expect_hardswish_backward_lanes_round_correctly<bfloat16>();
+}
+TEST(Storage16Accuracy, HardswishBackwardLanesRoundCorrectlyFloat16) {
+  expect_hardswish_backward_lanes_round_correctly<float16>();
 }
 
 // The run-time declaration is false where a bound is not a float: those forwards are tested

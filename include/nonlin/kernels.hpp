@@ -296,6 +296,27 @@ struct from_output16_op {
   auto exact_lanes(V y, V dy) const { return f.exact_backward_from_output(y, dy); }
 };
 
+// The 16-bit backward kernels' op where F has a fast twin G (detail/fast16.hpp): G's backward in
+// float, F's in double, and where G names the lanes whose float result rounded once is the
+// correctly rounded 16-bit value (correctly_rounded_backward16: hardswish's), those lanes for
+// tested16.
+template <class F, class G>
+struct backward16_twin_op {
+  F f;
+  G g;
+  template <class V>
+  auto operator()(V x, V dy) const -> decltype(f.backward(x, dy)) {
+    if constexpr (std::is_same_v<scalar_t<V>, float>) {
+      return g.backward(x, dy);
+    } else {
+      return f.backward(x, dy);
+    }
+  }
+  template <class V>
+  requires requires(G const& t, V v) { t.correctly_rounded_backward16(v, v); }
+  auto exact_lanes(V x, V dy) const { return g.correctly_rounded_backward16(x, dy); }
+};
+
 // The 16-bit forward kernels' op: value16, and where f names the lanes whose float result rounded
 // once is already the correctly rounded 16-bit value (correctly_rounded_forward16), those lanes
 // for tested16.
@@ -603,14 +624,12 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_same_size<T>(where, "x", x, "dx", dx);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "x", x);
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
-  if constexpr (storage16<T> && detail::fast16<F>::backward) {
+  if constexpr (storage16<T> && detail::fast16<F>::template backward_in<T>) {
     // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
+    using twin = decltype(detail::fast16<F>::twin(f));
     detail::elementwise<Arch, detail::backward_exactness16<F>(),
                         detail::fast16<F>::backward_window>(
-        detail::twin_in_float(f, detail::fast16<F>::twin(f),
-                              [](auto const& g, auto xb, auto dyb)
-                                  -> decltype(g.backward(xb, dyb)) { return g.backward(xb, dyb); }),
-        dx, x, dy);
+        detail::backward16_twin_op<F, twin>{f, detail::fast16<F>::twin(f)}, dx, x, dy);
     return;
   }
   detail::elementwise<Arch, detail::backward_exactness16<F>()>(

@@ -63,6 +63,8 @@
 // checks every x against MPFR.
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "../elu.hpp"
 #include "../fast.hpp"
@@ -91,6 +93,8 @@ struct fast16 {
   static constexpr bool backward = false;
   static constexpr bool gated_forward = false;
   static constexpr std::int32_t backward_window = math::midpoint_window;
+  template <class T>
+  static constexpr bool backward_in = backward;
 };
 
 // A twin: every forward takes it; backward and the gated forward where the products' margin holds.
@@ -104,6 +108,9 @@ struct twin_directions {
   static constexpr bool backward = backward_margin && with_fma;
   static constexpr bool gated_forward = gated_forward_margin && with_fma;
   static constexpr std::int32_t backward_window = window;
+  // The 16-bit types whose backward takes the twin (all, except for hardswish below).
+  template <class T>
+  static constexpr bool backward_in = backward;
 };
 
 template <>
@@ -296,6 +303,69 @@ struct fast16<nonlin::gelu_exact> : twin_directions<true, true> {
       nonlin::gelu_exact const& /*f*/) noexcept {
     return {};
   }
+};
+
+// hardswish's backward twin, for bfloat16: dy (2x + 3) / 6 rounded once where it can be, so that
+// the lanes whose result rounded once to 16 bits is the correctly rounded value can be named
+// (correctly_rounded_backward16) and skip the midpoint test: exact results of 16-bit inputs often
+// lie on a midpoint, where the default's float (dy times (2x + 3)/6 rounded) sent 64% of the
+// iterations of 64 elements to the recomputation. Not for float16: there the product of an 11-bit
+// dy and 2x + 3 is exact on fewer lanes, and the twin's operations cost more than the
+// recomputations they save (0.85-0.93x at 4K and 256K). Its forward is the default's, which names
+// its own lanes (hardswish::correctly_rounded_forward16).
+struct hardswish_twin : nonlin::hardswish {
+  template <real_value V>
+  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    return backward_given_inside(x, dy, slope_times(x, dy));
+  }
+  template <real_value V>
+  NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    return backward(x, math::c<V>(1));
+  }
+  // dy (2x + 3) / 6 as ((dy t/16) / 3) 8, t = 2x + 3: one rounding wherever t and dy t/16 are
+  // exact and dy t/16 is normal (the division by 3 is correctly rounded, math::divide_by_integer;
+  // t/16 keeps the product below overflow, |t| < 9; the factor 8 is exact). Elsewhere within 1.5
+  // ulp, and within 5.3 float steps where the product or the quotient is subnormal: inside the
+  // margin. An infinite dy gives the product itself (+-inf, or NaN where t = 0), where the
+  // division's residual would be inf - inf.
+  template <real_value V>
+  NONLIN_ISA_TAG static V slope_times(V x, V dy) noexcept {
+    V const p = dy * ((x + x + math::c<V>(3)) * math::c<V>(0.0625));
+    // (p's sign or'ed in: the division gives +0 for -0, where dy is negative at x = -1.5.)
+    V const q = math::with_sign_of(math::divide_by_integer(p, scalar_t<V>(3)) * math::c<V>(8), p);
+    return math::select(math::abs(p) == V(std::numeric_limits<scalar_t<V>>::infinity()), p, q);
+  }
+  // For the 16-bit kernels (kernels.hpp, tested16): the lanes where backward's float rounded once
+  // to 16 bits is the correctly rounded value of dy (2x + 3) / 6, for any float arguments.
+  // Named: outside (-3, 3) (0 or dy, exact); inside where t = 2x + 3 and p = dy t/16 are exact
+  // (t - 3 - 2x and p's low part 0: their bits or'ed, one compare) and |p| is above the product
+  // underflow (math::above_product_underflow: its low part is then exact, and p/3 normal). Then q
+  // = p/3 rounded once, and if q is a 16-bit midpoint M (9 or 12 significant bits), p - 3M is a
+  // multiple of p's last bit, at least twice M's float step, while |p/3 - M| <= half a step
+  // would need it within 1.5 steps: so p = 3M, and the true value is M itself (times 8, exact).
+  // Any other q rounds to 16 bits as p/3 does. From bfloat16 inputs every |x| of [2^-6, 3) but
+  // -1.5 is named with every dy far above the underflow (storage16_accuracy_test).
+  template <real_value V>
+  NONLIN_ISA_TAG static math::mask_t<V> correctly_rounded_backward16(V x, V dy) noexcept {
+    V const twice = x + x;
+    V const t = twice + math::c<V>(3);
+    auto product = math::two_product(dy, t * math::c<V>(0.0625));  // not const (GCC 12)
+    V const low_parts =
+        math::from_bits<V>(math::as_bits((t - math::c<V>(3)) - twice) | math::as_bits(product.lo));
+    auto const inside = math::both(x > math::c<V>(-3), x < math::c<V>(3));
+    return math::either(math::both(low_parts == V(0), math::above_product_underflow(product.hi)),
+                        !inside);
+  }
+};
+template <>
+struct fast16<nonlin::hardswish> {
+  static constexpr bool forward = false;
+  static constexpr bool backward = true;
+  static constexpr bool gated_forward = false;
+  static constexpr std::int32_t backward_window = math::midpoint_window;
+  template <class T>
+  static constexpr bool backward_in = std::is_same_v<T, bfloat16>;
+  static hardswish_twin twin(nonlin::hardswish const& /*f*/) noexcept { return {}; }
 };
 
 // call(g) for float arguments, call(f) for double ones: the op of a 16-bit kernel whose float
