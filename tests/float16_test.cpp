@@ -580,7 +580,7 @@ TYPED_TEST(Float16, FastTwinDerivativesAreWithinTheBackwardMargin) {
     // margin rests on errors measured with one), and the bound their window of the midpoint test
     // gives: dy f'(x) within (bound 2 + 1/2) steps, the window's margin (3.25 for the kernels'
     // window of 16, 7.25 for swish's and gelu_quick's of 32).
-    constexpr bool backward = nonlin::detail::fast16<F>::backward;
+    constexpr bool backward = nonlin::detail::fast16<F>::template backward_in<T>;
     constexpr std::int32_t margin =
         nonlin::math::midpoint_margin_in<nonlin::detail::fast16<F>::backward_window>;
     constexpr double derivative_bound = (margin - 0.5) / 2;

@@ -301,7 +301,7 @@ TEST(Storage16Accuracy, LanesWhoseForwardRoundsCorrectlyDoFloat16) {
 // leaving out the product's low part: float16 lanes differ.
 template <storage16 T>
 void expect_hardswish_backward_lanes_round_correctly() {
-  using twin = detail::hardswish_twin;
+  using twin = detail::hardswish_twin<true>;
   auto const stride = static_cast<std::uint32_t>(accuracy_stride());
   std::vector<float> dys;
   for (std::uint32_t k = 0; k < 0x10000; k += 127 * stride) {
@@ -346,6 +346,25 @@ TEST(Storage16Accuracy, HardswishBackwardLanesRoundCorrectlyBFloat16) {
 }
 TEST(Storage16Accuracy, HardswishBackwardLanesRoundCorrectlyFloat16) {
   expect_hardswish_backward_lanes_round_correctly<float16>();
+}
+
+// hardswish's bfloat16 twin names the forward's lanes by |x| >= 2^-7 alone (detail/fast16.hpp):
+// every bfloat16 x it names is one that hardswish's own correctly_rounded_forward16 names
+// (checked against MPFR above), or beyond 3 in magnitude (x or 0, exact). Made to fail by
+// naming from 2^-8: 86 inputs.
+TEST(Storage16Accuracy, HardswishTwinNamesOnlyForwardLanesThatRoundCorrectlyBFloat16) {
+  std::int64_t named = 0;
+  std::int64_t wrong = 0;
+  for (std::uint32_t b = 0; b < 0x10000; ++b) {
+    float const x = static_cast<float>(bfloat16{static_cast<std::uint16_t>(b)});
+    if (!std::isfinite(x) || !detail::hardswish_twin<true>::correctly_rounded_forward16(x)) {
+      continue;
+    }
+    ++named;
+    wrong += std::fabs(x) >= 3.0F || hardswish{}.correctly_rounded_forward16(x) ? 0 : 1;
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(named, 34560);  // 135 binades of 128, both signs
 }
 
 // The run-time declaration is false where a bound is not a float: those forwards are tested

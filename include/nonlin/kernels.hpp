@@ -296,17 +296,38 @@ struct from_output16_op {
   auto exact_lanes(V y, V dy) const { return f.exact_backward_from_output(y, dy); }
 };
 
-// The 16-bit backward kernels' op where F has a fast twin G (detail/fast16.hpp): G's backward in
-// float, F's in double, and where G names the lanes whose float result rounded once is the
-// correctly rounded 16-bit value (correctly_rounded_backward16: hardswish's), those lanes for
+// The 16-bit forward kernels' op where F has a fast twin G (detail/fast16.hpp): value16 of G in
+// float, of F in double, and where G names the lanes whose float result rounded once is the
+// correctly rounded 16-bit value (correctly_rounded_forward16: hardswish's), those lanes for
 // tested16.
+template <class F, class G>
+struct forward16_twin_op {
+  F f;
+  G g;
+  template <class V>
+  auto operator()(V x) const -> decltype(f(x)) {
+    if constexpr (std::is_same_v<scalar_t<V>, float>) {
+      return detail::value16(g, x);
+    } else {
+      return detail::value16(f, x);
+    }
+  }
+  template <class V>
+  requires requires(G const& t, V v) { t.correctly_rounded_forward16(v); }
+  auto exact_lanes(V x) const { return g.correctly_rounded_forward16(x); }
+};
+
+// The 16-bit backward kernels' op where F has a fast twin G (detail/fast16.hpp): G's backward in
+// float, F's in double (G's where G says it recomputes: hardswish's), and where G names the lanes
+// whose float result rounded once is the correctly rounded 16-bit value
+// (correctly_rounded_backward16: hardswish's), those lanes for tested16.
 template <class F, class G>
 struct backward16_twin_op {
   F f;
   G g;
   template <class V>
   auto operator()(V x, V dy) const -> decltype(f.backward(x, dy)) {
-    if constexpr (std::is_same_v<scalar_t<V>, float>) {
+    if constexpr (std::is_same_v<scalar_t<V>, float> || requires { G::recomputes; }) {
       return g.backward(x, dy);
     } else {
       return f.backward(x, dy);
@@ -592,13 +613,11 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
   detail::require_same_size<T>("nonlin::forward", "x", x, "y", y);
   detail::require_no_partial_overlap<T>("nonlin::forward", "y", y, "x", x);
   if constexpr (storage16<T>) {
-    if constexpr (detail::fast16<F>::forward) {
+    if constexpr (detail::fast16<F>::template forward_in<T>) {
       // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
+      using twin = decltype(detail::twin16<T>(f));
       detail::elementwise<Arch, detail::forward_exactness16<F>()>(
-          detail::twin_in_float(
-              f, detail::fast16<F>::twin(f),
-              [](auto const& g, auto xb) -> decltype(g(xb)) { return detail::value16(g, xb); }),
-          y, x);
+          detail::forward16_twin_op<F, twin>{f, detail::twin16<T>(f)}, y, x);
       return;
     }
     if constexpr (detail::exact_forward_at_run_time<F>) {
@@ -626,10 +645,10 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
   detail::require_no_partial_overlap<T>(where, "dx", dx, "dy", dy);
   if constexpr (storage16<T> && detail::fast16<F>::template backward_in<T>) {
     // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
-    using twin = decltype(detail::fast16<F>::twin(f));
+    using twin = decltype(detail::twin16<T>(f));
     detail::elementwise<Arch, detail::backward_exactness16<F>(),
                         detail::fast16<F>::backward_window>(
-        detail::backward16_twin_op<F, twin>{f, detail::fast16<F>::twin(f)}, dx, x, dy);
+        detail::backward16_twin_op<F, twin>{f, detail::twin16<T>(f)}, dx, x, dy);
     return;
   }
   detail::elementwise<Arch, detail::backward_exactness16<F>()>(

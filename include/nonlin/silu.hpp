@@ -3,9 +3,6 @@
 // x times a gate of x: silu, swish(beta), gelu_quick, hardswish. Not monotonic: no backward
 // from the output.
 
-#include <limits>
-#include <type_traits>
-
 #include "concepts.hpp"
 #include "isa.hpp"
 #include "math/constants.hpp"
@@ -196,28 +193,10 @@ struct hardswish {
     return backward(x, math::c<V>(1));
   }
   // Selects on the pieces whose derivative is 0 or 1 (dy = inf at x <= -3 gives 0, not NaN).
-  // Inside, in double, dy t / 6 (t = 2x + 3) rounded once: exact products for float arguments,
-  // so that the 16-bit kernels' recomputation gets a tie of the 16-bit rounding as the tie itself
-  // (dy = 117/128 at x = 1/8 gives 0x1.fbp-2, a bfloat16 midpoint, which dy times t/6 rounded
-  // missed by a double step: 155 bfloat16 and 282 float16 results of 9.8 million (x, dy) were
-  // not correctly rounded); dy times t/6 where dy t overflowed or dy is infinite. In float dy
-  // times t/6 rounded: half the operations (the bfloat16 kernel's float comes from a twin that
-  // rounds once: detail/fast16.hpp).
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    V const t = x + x + math::c<V>(3);
-    V const times_sixth = dy * math::divide_by_integer(t, scalar_t<V>(6));
-    if constexpr (std::is_same_v<scalar_t<V>, double>) {
-      V const p = dy * t;
-      // (p's sign or'ed in: the division gives +0 for -0.)
-      V const once = math::with_sign_of(math::divide_by_integer(p, scalar_t<V>(6)), p);
-      return backward_given_inside(
-          x, dy,
-          math::select(math::abs(p) == V(std::numeric_limits<double>::infinity()), times_sixth,
-                       once));
-    } else {
-      return backward_given_inside(x, dy, times_sixth);
-    }
+    V const inner = math::divide_by_integer(x + x + math::c<V>(3), scalar_t<V>(6));
+    return backward_given_inside(x, dy, dy * inner);
   }
   // backward(x, dy) with its value inside (-3, 3) given (also the 16-bit twin's:
   // detail/fast16.hpp).

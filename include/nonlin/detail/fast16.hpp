@@ -94,6 +94,8 @@ struct fast16 {
   static constexpr bool gated_forward = false;
   static constexpr std::int32_t backward_window = math::midpoint_window;
   template <class T>
+  static constexpr bool forward_in = forward;
+  template <class T>
   static constexpr bool backward_in = backward;
 };
 
@@ -108,7 +110,9 @@ struct twin_directions {
   static constexpr bool backward = backward_margin && with_fma;
   static constexpr bool gated_forward = gated_forward_margin && with_fma;
   static constexpr std::int32_t backward_window = window;
-  // The 16-bit types whose backward takes the twin (all, except for hardswish below).
+  // The 16-bit types whose kernels take the twin (both, except for hardswish below).
+  template <class T>
+  static constexpr bool forward_in = forward;
   template <class T>
   static constexpr bool backward_in = backward;
 };
@@ -305,29 +309,54 @@ struct fast16<nonlin::gelu_exact> : twin_directions<true, true> {
   }
 };
 
-// hardswish's backward twin, for bfloat16: dy (2x + 3) / 6 rounded once where it can be, so that
-// the lanes whose result rounded once to 16 bits is the correctly rounded value can be named
-// (correctly_rounded_backward16) and skip the midpoint test: exact results of 16-bit inputs often
-// lie on a midpoint, where the default's float (dy times (2x + 3)/6 rounded) sent 64% of the
-// iterations of 64 elements to the recomputation. Not for float16: there the product of an 11-bit
-// dy and 2x + 3 is exact on fewer lanes, and the twin's operations cost more than the
-// recomputations they save (0.85-0.93x at 4K and 256K). Its forward is the default's, which names
-// its own lanes (hardswish::correctly_rounded_forward16).
+// hardswish's 16-bit twin: its backward dy (2x + 3) / 6 rounded once where it can be
+// (slope_times), in double always and in float for bfloat16 (rounded_once_in_float).
+//   - In double it is the 16-bit kernels' recomputation (`recomputes`: backward16_twin_op takes
+//     the twin's double, not the default functor's): for float arguments its product is exact,
+//     so a true value on a 16-bit midpoint is recomputed as the tie itself, where the default's
+//     dy times (2x + 3)/6 rounded lands a double step beside it (dy = 117/128 at x = 1/8 gives
+//     0x1.fbp-2, a bfloat16 midpoint): 155 bfloat16 and 282 float16 results of 9.8 million
+//     (x, dy) were not correctly rounded. (The default functor keeps its own: backward is
+//     dy * derivative(x) bit for bit, gradient_test.)
+//   - In float, for bfloat16, it names the lanes where it rounded once
+//     (correctly_rounded_backward16), which skip the midpoint test: exact results of 16-bit
+//     inputs often lie on a midpoint, where the default's float sent 64% of the iterations of 64
+//     elements to the recomputation. Not for float16: there the product of an 11-bit dy and
+//     2x + 3 is exact on fewer lanes, and the twin's operations cost more than the recomputations
+//     they save (0.85-0.93x at 4K and 256K); its float is the default's.
+// Its forward is the default's; for bfloat16 it names the forward's lanes by bfloat16's own rule
+// (correctly_rounded_forward16 below).
+template <bool rounded_once_in_float>
 struct hardswish_twin : nonlin::hardswish {
+  static constexpr bool recomputes = true;
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return backward_given_inside(x, dy, slope_times(x, dy));
+    if constexpr (rounded_once_in_float || std::is_same_v<scalar_t<V>, double>) {
+      return backward_given_inside(x, dy, slope_times(x, dy));
+    } else {
+      return nonlin::hardswish::backward(x, dy);
+    }
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return backward(x, math::c<V>(1));
   }
+  // For the forward kernel on bfloat16 x only: the lanes where x (x + 3) / 6 rounded once rounds
+  // correctly to 16 bits, by one compare: every |x| >= 2^-7. From 2^-7 to 3 hardswish's own
+  // correctly_rounded_forward16 holds for every bfloat16 x (8 significant bits, the last at 2^-14
+  // or above: x + 3 has at most 16, x (x + 3) at most 24; storage16_accuracy_test), and from 3 on
+  // the result is x or 0. Its test costs four operations a batch more.
+  template <real_value V>
+  requires rounded_once_in_float NONLIN_ISA_TAG static math::mask_t<V> correctly_rounded_forward16(
+      V x) noexcept {
+    return math::abs(x) >= math::c<V>(0x1p-7);
+  }
   // dy (2x + 3) / 6 as ((dy t/16) / 3) 8, t = 2x + 3: one rounding wherever t and dy t/16 are
   // exact and dy t/16 is normal (the division by 3 is correctly rounded, math::divide_by_integer;
-  // t/16 keeps the product below overflow, |t| < 9; the factor 8 is exact). Elsewhere within 1.5
-  // ulp, and within 5.3 float steps where the product or the quotient is subnormal: inside the
-  // margin. An infinite dy gives the product itself (+-inf, or NaN where t = 0), where the
-  // division's residual would be inf - inf.
+  // t/16 keeps the product below overflow, |t| < 9; the factor 8 is exact), as it is in double
+  // for float arguments. Elsewhere within 1.5 ulp, and within 5.3 steps where the product or the
+  // quotient is subnormal: inside the margin. An infinite dy gives the product itself (+-inf, or
+  // NaN where t = 0), where the division's residual would be inf - inf.
   template <real_value V>
   NONLIN_ISA_TAG static V slope_times(V x, V dy) noexcept {
     V const p = dy * ((x + x + math::c<V>(3)) * math::c<V>(0.0625));
@@ -346,7 +375,8 @@ struct hardswish_twin : nonlin::hardswish {
   // Any other q rounds to 16 bits as p/3 does. From bfloat16 inputs every |x| of [2^-6, 3) but
   // -1.5 is named with every dy far above the underflow (storage16_accuracy_test).
   template <real_value V>
-  NONLIN_ISA_TAG static math::mask_t<V> correctly_rounded_backward16(V x, V dy) noexcept {
+  requires rounded_once_in_float NONLIN_ISA_TAG static math::mask_t<V> correctly_rounded_backward16(
+      V x, V dy) noexcept {
     V const twice = x + x;
     V const t = twice + math::c<V>(3);
     auto product = math::two_product(dy, t * math::c<V>(0.0625));  // not const (GCC 12)
@@ -357,16 +387,34 @@ struct hardswish_twin : nonlin::hardswish {
                         !inside);
   }
 };
+// The twin for both 16-bit types' backward (its double), and for bfloat16's forward (its naming).
 template <>
 struct fast16<nonlin::hardswish> {
-  static constexpr bool forward = false;
+  static constexpr bool forward = true;
   static constexpr bool backward = true;
   static constexpr bool gated_forward = false;
   static constexpr std::int32_t backward_window = math::midpoint_window;
   template <class T>
-  static constexpr bool backward_in = std::is_same_v<T, bfloat16>;
-  static hardswish_twin twin(nonlin::hardswish const& /*f*/) noexcept { return {}; }
+  static constexpr bool forward_in = std::is_same_v<T, bfloat16>;
+  template <class T>
+  static constexpr bool backward_in = true;
+  template <class T>
+  static hardswish_twin<std::is_same_v<T, bfloat16>> twin_in(
+      nonlin::hardswish const& /*f*/) noexcept {
+    return {};
+  }
+  static hardswish_twin<true> twin(nonlin::hardswish const& /*f*/) noexcept { return {}; }
 };
+
+// F's twin for the kernels on T: fast16<F>::twin_in<T> where it has one, else twin.
+template <class T, class F>
+auto twin16(F const& f) noexcept {
+  if constexpr (requires { fast16<F>::template twin_in<T>(f); }) {
+    return fast16<F>::template twin_in<T>(f);
+  } else {
+    return fast16<F>::twin(f);
+  }
+}
 
 // call(g) for float arguments, call(f) for double ones: the op of a 16-bit kernel whose float
 // results come from the twin g and whose recomputations from f.
