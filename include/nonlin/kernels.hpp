@@ -463,8 +463,9 @@ std::array<float, B::size> const& lane_numbers() {
 // benchmarks' inputs, elu's and celu's backward from the output called it in 84% of the
 // iterations of 64 bfloat16 elements (none since they tell their exact lanes: tested16),
 // hardsigmoid's forward in 55% (squared_relu's in 50% before it declared exact16::normal),
-// hardswish's backward in 64% (a per-lane test cannot tell an exact result from a rounded one; a
-// functor can say which of its results are exact: exactness16, or lane by lane: tested16).
+// hardswish's backward in 64% (bfloat16's twin names those lanes now: detail/fast16.hpp). A
+// per-lane test cannot tell an exact result from a rounded one; a functor can say which of its
+// results are exact: exactness16, or lane by lane: tested16.
 template <class T, exact16 E, std::int32_t W, class B, std::size_t N, class Op, class... In>
 NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<B, N> r,
                                                               std::array<B, N> tested,
