@@ -296,27 +296,6 @@ struct from_output16_op {
   auto exact_lanes(V y, V dy) const { return f.exact_backward_from_output(y, dy); }
 };
 
-// The 16-bit forward kernels' op where F has a fast twin G (detail/fast16.hpp): value16 of G in
-// float, of F in double, and where G names the lanes whose float result rounded once is the
-// correctly rounded 16-bit value (correctly_rounded_forward16: hardswish's), those lanes for
-// tested16.
-template <class F, class G>
-struct forward16_twin_op {
-  F f;
-  G g;
-  template <class V>
-  auto operator()(V x) const -> decltype(f(x)) {
-    if constexpr (std::is_same_v<scalar_t<V>, float>) {
-      return detail::value16(g, x);
-    } else {
-      return detail::value16(f, x);
-    }
-  }
-  template <class V>
-  requires requires(G const& t, V v) { t.correctly_rounded_forward16(v); }
-  auto exact_lanes(V x) const { return g.correctly_rounded_forward16(x); }
-};
-
 // The 16-bit backward kernels' op where F has a fast twin G (detail/fast16.hpp): G's backward in
 // float, F's in double (G's where G says it recomputes: hardswish's), and where G names the lanes
 // whose float result rounded once is the correctly rounded 16-bit value
@@ -338,24 +317,29 @@ struct backward16_twin_op {
   auto exact_lanes(V x, V dy) const { return g.correctly_rounded_backward16(x, dy); }
 };
 
-// The 16-bit forward kernels' op: value16, and where f names the lanes whose float result rounded
-// once is already the correctly rounded 16-bit value (correctly_rounded_forward16), those lanes
-// for tested16.
-template <class F>
+// The 16-bit forward kernels' op: value16 of G in float (F's fast twin, detail/fast16.hpp, or F
+// itself), of F in double, and where G names the lanes whose float result rounded once is already
+// the correctly rounded 16-bit value (correctly_rounded_forward16), those lanes for tested16.
+template <class F, class G = F>
 struct forward16_op_t {
   F f;
+  G g;
   template <class V>
   auto operator()(V x) const -> decltype(f(x)) {
-    return detail::value16(f, x);
+    if constexpr (std::is_same_v<scalar_t<V>, float>) {
+      return detail::value16(g, x);
+    } else {
+      return detail::value16(f, x);
+    }
   }
   template <class V>
-  requires requires(F const& g, V v) { g.correctly_rounded_forward16(v); }
-  auto exact_lanes(V x) const { return f.correctly_rounded_forward16(x); }
+  requires requires(G const& t, V v) { t.correctly_rounded_forward16(v); }
+  auto exact_lanes(V x) const { return g.correctly_rounded_forward16(x); }
 };
 
 template <class F>
 auto forward16_op(F const& f) {
-  return forward16_op_t<F>{f};
+  return forward16_op_t<F>{f, f};
 }
 
 // The lanes of r near a midpoint of T (r: floats on their way to T), within a window of W floats
@@ -618,7 +602,7 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
       // The fast twin's float, the same 16-bit results (detail/fast16.hpp).
       using twin = decltype(detail::twin16<T>(f));
       detail::elementwise<Arch, detail::forward_exactness16<F>()>(
-          detail::forward16_twin_op<F, twin>{f, detail::twin16<T>(f)}, y, x);
+          detail::forward16_op_t<F, twin>{f, detail::twin16<T>(f)}, y, x);
       return;
     }
     if constexpr (detail::exact_forward_at_run_time<F>) {

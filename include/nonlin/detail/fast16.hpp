@@ -346,7 +346,7 @@ struct hardswish_twin : nonlin::hardswish {
   // correctly to 16 bits, by one compare: every |x| >= 2^-7. From 2^-7 to 3 hardswish's own
   // correctly_rounded_forward16 holds for every bfloat16 x (8 significant bits, the last at 2^-14
   // or above: x + 3 has at most 16, x (x + 3) at most 24; storage16_accuracy_test), and from 3 on
-  // the result is x or 0. Its test costs four operations a batch more.
+  // the result is x or 0. (hardswish's own test takes four operations a batch more.)
   template <real_value V>
   requires rounded_once_in_float NONLIN_ISA_TAG static math::mask_t<V> correctly_rounded_forward16(
       V x) noexcept {
