@@ -393,6 +393,14 @@ bool same_bits(T a, T b) {
   return a.bits == b.bits || (is_nan_bits<T>(a.bits) && is_nan_bits<T>(b.bits));
 }
 
+// A NaN a kernel stores is a quiet one, as T::from_float makes it, although same_bits does not
+// look at the payload: the kernels that store their results as they are (exact16::representable)
+// pass a signaling NaN of x or dy through their float selects unquieted until the store.
+template <class T>
+bool signaling_nan_bits(T v) {
+  return is_nan_bits<T>(v.bits) && (v.bits & format<T>::quiet_bit) == 0;
+}
+
 // The functor's members as the span kernels call them (math/round16.hpp: in float, and in double
 // near a 16-bit midpoint).
 template <class F>
@@ -429,6 +437,9 @@ void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T c
         << "n=" << n << " x bits " << x[i].bits;
     ASSERT_TRUE(same_bits(dx[i], rounded16<T>(backward_op(f), xi, dyi)))
         << "n=" << n << " x bits " << x[i].bits << " dy " << dyi;
+    ASSERT_FALSE(signaling_nan_bits(y[i]) || signaling_nan_bits(dx[i]))
+        << "n=" << n << " x bits " << x[i].bits << ": y bits " << y[i].bits << ", dx bits "
+        << dx[i].bits;
   }
   if constexpr (output_differentiable<F, float>) {
     // x itself serves as the saved output: every pattern of y.
@@ -439,6 +450,7 @@ void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T c
       auto const dyi = static_cast<float>(dy[i]);
       ASSERT_TRUE(same_bits(dx_from_output[i], rounded16<T>(from_output_op(f), yi, dyi)))
           << "n=" << n << " y bits " << x[i].bits << " dy " << dyi;
+      ASSERT_FALSE(signaling_nan_bits(dx_from_output[i])) << "n=" << n << " y bits " << x[i].bits;
     }
   }
   // In place: y is x, dx is dy.
@@ -459,6 +471,56 @@ TYPED_TEST(Float16, KernelsOnEveryInputMatchTheScalarCall) {
   for_each_kernel_functor([&](auto const& f) {
     expect_kernels_match_scalar<T>(f, std::span<T const>(x), std::span<T const>(dy));
   });
+}
+
+// The functors whose 16-bit results are values of T (exact16::representable: stored with no
+// rounding and no test, math::store16_pair_values): every x with every pattern as dy (signaling
+// NaNs and subnormals among both), forward, backward and from the output, bit for bit against
+// T::from_float of the scalar call, NaN payloads and quiet bits included (the float results are
+// selects of x, dy and constants: no NaN is chosen by an operand order). Made to fail by storing
+// the high halves alone (a signaling NaN stays signaling: relu's forward at x bits 0x7f81 in
+// bfloat16) and the rounding alone (a subnormal flushed: relu's forward at x bits 0x0001).
+TYPED_TEST(Float16, KernelsStoringValuesKeepEveryBit) {
+  using T = TypeParam;
+  using nonlin::detail::exact16;
+  std::vector<T> const x = every_pattern<T>();
+  std::vector<T> dy(x.size());
+  for (std::size_t i = 0; i < dy.size(); ++i) {
+    dy[i].bits = static_cast<std::uint16_t>(i * 40503U + 0x7f81U);
+  }
+  auto const check = [&](auto const& f, char const* name) {
+    SCOPED_TRACE(name);
+    std::size_t const n = x.size();
+    std::vector<T> y(n);
+    std::vector<T> dx(n);
+    std::vector<T> dx_from_output(n);
+    forward(f, std::span<T const>(x), std::span<T>(y));
+    backward(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx));
+    backward_from_output(f, std::span<T const>(x), std::span<T const>(dy),
+                         std::span<T>(dx_from_output));
+    for (std::size_t i = 0; i < n; ++i) {
+      auto const xi = static_cast<float>(x[i]);
+      auto const dyi = static_cast<float>(dy[i]);
+      ASSERT_EQ(y[i].bits, T::from_float(f(xi)).bits) << "x bits " << x[i].bits;
+      ASSERT_EQ(dx[i].bits, T::from_float(f.backward(xi, dyi)).bits)
+          << "x bits " << x[i].bits << ", dy bits " << dy[i].bits;
+      ASSERT_EQ(dx_from_output[i].bits, T::from_float(f.backward_from_output(xi, dyi)).bits)
+          << "y bits " << x[i].bits << ", dy bits " << dy[i].bits;
+    }
+  };
+  static_assert(nonlin::detail::exactness16<nonlin::relu>() == exact16::representable);
+  static_assert(nonlin::detail::backward_exactness16<nonlin::hardtanh>() == exact16::representable);
+  check(nonlin::relu{}, "relu");
+  check(nonlin::relu6{}, "relu6");
+  check(nonlin::step{}, "step");
+  check(nonlin::identity{}, "identity");
+  nonlin::hardtanh const default_bounds{};
+  nonlin::hardtanh const other_bounds{.min = -2.0, .max = 3.0};
+  ASSERT_TRUE(nonlin::detail::forward_results_are_values_of<T>(default_bounds));
+  ASSERT_FALSE(nonlin::detail::forward_results_are_values_of<T>(
+      nonlin::hardtanh{.min = -(1 + 0x1p-8 + 0x1p-30), .max = 1.0}));
+  check(default_bounds, "hardtanh");
+  check(other_bounds, "hardtanh(-2, 3)");
 }
 
 TYPED_TEST(Float16, KernelsAtEveryShortLengthAndOffset) {

@@ -92,12 +92,14 @@ TEST(Storage16Accuracy, Float16IsCorrectlyRoundedOnEveryInput) {
 // wherever the declaration applies (every result, or every result that is not subnormal; the
 // forward, the backward directions or both; for every instance of its row whose parameters
 // make the run-time declaration true): there that must be what the recomputation would store,
-// T::from_float(round_to_odd(double result)). Forward on every input; backward (and from the
-// output, the input as y) on every input with every 251st pattern as dy. Made to fail by
-// declaring sigmoid's normal results exact: 1074771 (bfloat16) and 28780 (float16) differ; and
+// T::from_float(round_to_odd(double result)), and where it declares them values of T
+// (exact16::representable, stored with no rounding), r itself. Forward on every input; backward
+// (and from the output, the input as y) on every input with every 251st pattern as dy. Made to fail
+// by declaring sigmoid's normal results exact: 1074771 (bfloat16) and 28780 (float16) differ; and
 // by declaring hardtanh's forward exact for any bounds, with an instance of bounds just beyond
 // a midpoint, -(1 + 2^-8 + 2^-30) and 1 + 2^-11 + 2^-30, added to its row: 16384 (bfloat16) and
-// 16906 (float16) differ.
+// 16906 (float16) differ; and by declaring hardsigmoid's forward values of T (its results are
+// not: 0x1.000002p-1 at x = 0x1.02p-23 in bfloat16).
 template <storage16 T>
 void expect_declared_exact_results_exact() {
   using detail::exact16;
@@ -111,6 +113,9 @@ void expect_declared_exact_results_exact() {
       exact16 declared_forward = detail::forward_exactness16<F>();
       if constexpr (detail::exact_forward_at_run_time<F>) {
         declared_forward = f.exact_forward_results() ? exact16::all : declared_forward;
+        if (detail::forward_results_are_values_of<T>(f)) {
+          declared_forward = exact16::representable;
+        }
       }
       if (declared_forward == exact16::none && declared_backward == exact16::none) {
         continue;
@@ -127,8 +132,11 @@ void expect_declared_exact_results_exact() {
         ++checked;
         T const stored = T::from_float(r);
         T const recomputed = T::from_float(math::round_to_odd(d));
-        if (stored.bits != recomputed.bits &&
-            !(std::isnan(static_cast<float>(stored)) && std::isnan(d))) {
+        // Declared values of T: stored as they are, so r must be one.
+        bool const not_a_value =
+            declared == exact16::representable && !std::isnan(r) && static_cast<float>(stored) != r;
+        if (not_a_value || (stored.bits != recomputed.bits &&
+                            !(std::isnan(static_cast<float>(stored)) && std::isnan(d)))) {
           if (differ++ == 0) {
             char text[160];
             std::snprintf(text, sizeof text, "x %a dy %a: %a in float, %a in double",
@@ -156,7 +164,7 @@ void expect_declared_exact_results_exact() {
       EXPECT_EQ(differ, 0) << instance.label << ", first at " << first;
     }
   });
-  // relu, relu6, step, identity (all), squared_relu (normal), hardtanh and hardtanh(-2,3)
+  // relu, relu6, step, identity (representable), squared_relu (normal), hardtanh and hardtanh(-2,3)
   // (backward; forward at run time), hardsigmoid (forward): every instance of their rows.
   EXPECT_GE(declarations, 8U);
 }

@@ -72,7 +72,8 @@ struct gated {
   // two 16-bit values (and 6), at most 22 significant bits, so exact in float wherever normal,
   // and the 16-bit kernels test only the subnormal ones against the midpoints (kernels.hpp,
   // exactness16; their exact results lie on a midpoint often).
-  static constexpr bool exact_normal_results = detail::exactness16<Act>() == detail::exact16::all;
+  static constexpr bool exact_normal_results =
+      detail::exactness16<Act>() == detail::exact16::representable;
 
   template <real_value V>
   requires unary_activation<Act, V> NONLIN_ISA_TAG V operator()(V value, V gate) const noexcept {
@@ -249,7 +250,7 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
   Op const op = shared_op;
   using batch = xsimd::batch<compute_t<T>, Arch>;
   constexpr std::size_t width = batch::size;
-  constexpr bool recompute = storage16<T> && E != exact16::all && recomputable_in_double<Op, In...>;
+  constexpr bool recompute = storage16<T> && E < exact16::all && recomputable_in_double<Op, In...>;
   std::size_t const n = out0.size();
   std::size_t i = 0;
   auto const rounded = [&](gated_gradient<batch> r, std::size_t at, std::size_t count) {

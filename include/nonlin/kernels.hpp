@@ -67,20 +67,25 @@ void require_output_backward_defined(F const& f) {
 
 // What a functor's float results from 16-bit inputs are known to be, so that its span kernels on
 // 16-bit arrays test fewer lanes against the midpoints of math/round16.hpp:
-//   all:    every result is an argument, 0 or a small integer (relu, relu6, step, identity:
-//           `static constexpr bool exact_results = true`): no test at all;
+//   representable: every result is a value of the 16-bit type itself, or a NaN (relu, relu6,
+//           step, identity: an argument, 0 or a small integer, `static constexpr bool
+//           exact_results = true`; hardtanh's backward, dy or 0): no test at all, and the store
+//           needs no rounding (math::store16_pair_values);
+//   all:    every result is exact in float (hardtanh's forward with bounds that are floats), or
+//           rounds once to the correct 16-bit value (hardsigmoid's forward): no test at all;
 //   normal: every normal result is exact (squared_relu: products of two 16-bit values, at most
 //           22 significant bits, and a factor 2: `static constexpr bool exact_normal_results =
 //           true`): only subnormal results are tested. Such exact results lie on a midpoint
 //           often, and each marked lane is recomputed in double;
 //   none:   any result may have been rounded: every lane is tested.
-enum class exact16 { none, normal, all };
+// (In this order: from `all` on, no lane is tested.)
+enum class exact16 { none, normal, all, representable };
 
 template <class F>
 constexpr exact16 exactness16() {
   if constexpr (requires { F::exact_results; }) {
     if constexpr (F::exact_results) {
-      return exact16::all;
+      return exact16::representable;
     }
   }
   if constexpr (requires { F::exact_normal_results; }) {
@@ -92,13 +97,13 @@ constexpr exact16 exactness16() {
 }
 
 // exactness16 for the backward directions (backward, backward_from_output): a functor whose
-// backward results are exact while its forward ones need not be says so with
+// backward results are an argument or 0 while its forward ones need not be says so with
 // `static constexpr bool exact_backward_results = true` (hardtanh: dy or 0).
 template <class F>
 constexpr exact16 backward_exactness16() {
   // True where the member exists and is true (a nested requirement).
   if constexpr (requires { requires F::exact_backward_results; }) {
-    return exact16::all;
+    return exact16::representable;
   } else {
     return exactness16<F>();
   }
@@ -120,11 +125,23 @@ constexpr exact16 forward_exactness16() {
 
 // A functor whose forward results are exact for some values of its parameters says so at run
 // time, `bool exact_forward_results() const` (hardtanh: its bounds are floats); the 16-bit
-// forward kernel then tests no lane, as for exact16::all.
+// forward kernel then tests no lane, as for exact16::all. Where they are values of the 16-bit
+// type T too, `bool forward_results_are_values_of<T>() const` (hardtanh: its bounds are), it
+// runs as for exact16::representable.
 template <class F>
 concept exact_forward_at_run_time = requires(F const& f) {
   { f.exact_forward_results() } -> std::convertible_to<bool>;
 };
+
+// Whether f's forward results are values of T, for its parameters (the run-time declaration).
+template <storage16 T, class F>
+bool forward_results_are_values_of(F const& f) {
+  if constexpr (requires { f.template forward_results_are_values_of<T>(); }) {
+    return f.template forward_results_are_values_of<T>();
+  } else {
+    return false;
+  }
+}
 
 // The element types a span kernel takes, and the type its functor computes in.
 template <class T>
@@ -522,11 +539,13 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // alternated.
   // 16-bit results near a midpoint are recomputed in double (math/round16.hpp), the four
   // batches tested with one branch; the inputs are read again for that, before any store.
-  constexpr bool recompute = storage16<T> && E != exact16::all && recomputable_in_double<Op, In...>;
+  constexpr bool recompute = storage16<T> && E < exact16::all && recomputable_in_double<Op, In...>;
   // bfloat16 with AVX-512 BF16: the lanes that its narrowing instruction would flush join the
   // near ones in that one branch (flagged16), and the usual iteration stores two batches an
-  // instruction with no test of its own.
-  constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>();
+  // instruction with no test of its own. Results that are 16-bit values need neither: they are
+  // stored as they are (math::store16_pair_values).
+  constexpr bool values16 = storage16<T> && E == exact16::representable;
+  constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>() && !values16;
   for (; i + 4 * width <= n; i += 4 * width) {
     batch r0 = op(load_batch<batch>(in.data() + i)...);
     batch r1 = op(load_batch<batch>(in.data() + i + width)...);
@@ -555,7 +574,10 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
         continue;
       }
     }
-    if constexpr (exceptions16) {
+    if constexpr (values16) {
+      math::store16_pair_values(r0, r1, out.data() + i);
+      math::store16_pair_values(r2, r3, out.data() + i + 2 * width);
+    } else if constexpr (exceptions16) {
       math::store16_pair_unexceptional(r0, r1, out.data() + i);
       math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
     } else {
@@ -606,6 +628,10 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
       return;
     }
     if constexpr (detail::exact_forward_at_run_time<F>) {
+      if (detail::forward_results_are_values_of<T>(f)) {
+        detail::elementwise<Arch, detail::exact16::representable>(detail::forward16_op(f), y, x);
+        return;
+      }
       if (f.exact_forward_results()) {
         detail::elementwise<Arch, detail::exact16::all>(detail::forward16_op(f), y, x);
         return;

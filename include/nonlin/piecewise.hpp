@@ -85,10 +85,19 @@ struct hardtanh {
 
   // The 16-bit kernels (kernels.hpp, exactness16): the backward's results are dy or 0, and the
   // forward's are x or a bound, exact wherever the bounds are floats; no lane is tested there.
+  // Where the bounds are values of the 16-bit type T (the default -1 and 1 are), so are the
+  // forward's results, and the kernel stores them as they are.
   static constexpr bool exact_backward_results = true;
   NONLIN_ISA_TAG bool exact_forward_results() const noexcept {
     return static_cast<double>(static_cast<float>(min)) == min &&
            static_cast<double>(static_cast<float>(max)) == max;
+  }
+  template <class T>
+  NONLIN_ISA_TAG bool forward_results_are_values_of() const noexcept {
+    auto const lo = static_cast<float>(min);
+    auto const hi = static_cast<float>(max);
+    return exact_forward_results() && static_cast<float>(T::from_float(lo)) == lo &&
+           static_cast<float>(T::from_float(hi)) == hi;
   }
 
   template <real_value V>

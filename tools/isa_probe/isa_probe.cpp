@@ -60,6 +60,9 @@ using nonlin_probe::seconds;
 #define SLLD(i) "vpslld $16, %%zmm15, %%zmm" NONLIN_STR(i) "\n"
 #define PADDD(i) "vpaddd %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 #define TESTNM(i) "vptestnmd %%zmm15, %%zmm" NONLIN_STR(i) ", %%k1\n"
+#define PERMT2W(i) "vpermt2w %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
+#define UNPCKLWD(i) "vpunpcklwd %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
+#define PACKUSDW(i) "vpackusdw %%zmm15, %%zmm14, %%zmm" NONLIN_STR(i) "\n"
 #define PS2PH(i) "vcvtps2ph $4, %%zmm15, %%ymm" NONLIN_STR(i) "\n"
 #define PH2PS(i) "vcvtph2ps %%ymm15, %%zmm" NONLIN_STR(i) "\n"
 // The float sums held in double (math/sum.hpp's wide_sum): widening half a batch, the upper
@@ -90,6 +93,9 @@ NONLIN_THROUGHPUT(t_zext, ZEXT)
 NONLIN_THROUGHPUT(t_slld, SLLD)
 NONLIN_THROUGHPUT(t_paddd, PADDD)
 NONLIN_THROUGHPUT(t_testnm, TESTNM)
+NONLIN_THROUGHPUT(t_permt2w, PERMT2W)
+NONLIN_THROUGHPUT(t_unpcklwd, UNPCKLWD)
+NONLIN_THROUGHPUT(t_packusdw, PACKUSDW)
 NONLIN_THROUGHPUT(t_ps2ph, PS2PH)
 NONLIN_THROUGHPUT(t_ph2ps, PH2PS)
 #if defined(__AVX512BF16__)
@@ -153,6 +159,9 @@ int main() {
     {"vpslld", t_slld, 12},
     {"vpaddd", t_paddd, 12},
     {"vptestnmd -> k", t_testnm, 12},
+    {"vpermt2w", t_permt2w, 12},
+    {"vpunpcklwd", t_unpcklwd, 12},
+    {"vpackusdw", t_packusdw, 12},
     {"vcvtps2ph", t_ps2ph, 12},
     {"vcvtph2ps", t_ph2ps, 12},
 #if defined(__AVX512BF16__)

@@ -9,6 +9,7 @@
 //   store16(x, p)     narrow: round to nearest even, once
 //   store16_pair_unexceptional(a, b, p)   two batches none of whose lanes is among
 //                     narrow16_exceptions<T>(x) (where has_narrow16_exceptions): untested
+//   store16_pair_values(a, b, p)   two batches whose lanes are values of T or NaNs: untested
 
 #include <array>
 #include <cstddef>
@@ -86,6 +87,8 @@ NONLIN_ALWAYS_INLINE B load16(T const* p) noexcept {
     return arch::widen_float16<B>(detail16::raw_bits(p));
   } else if constexpr (std::is_same_v<T, float16>) {
     return bits16::as_float(bits16::float_bits_from_float16(detail16::load_zero_extended<B>(p)));
+  } else if constexpr (arch::has_bfloat16_widen<B>) {
+    return arch::widen_bfloat16<B>(detail16::raw_bits(p));
   } else {
     return bits16::as_float(detail16::load_zero_extended<B>(p) << 16);
   }
@@ -130,6 +133,18 @@ template <class B, storage16 T>
 NONLIN_ALWAYS_INLINE void store16_pair_unexceptional(B const& a, B const& b, T* p) noexcept {
   if constexpr (has_narrow16_exceptions<B, T>) {
     arch::narrow_bfloat16_pair_flushing(a, b, detail16::raw_bits(p));
+  } else {
+    store16(a, p);
+    store16(b, p + B::size);
+  }
+}
+
+// store16(a, p) and store16(b, p + B::size), for batches whose lanes are all values of T (or
+// NaNs): no test, and bfloat16 in two instructions (arch::narrow_bfloat16_pair_values).
+template <class B, storage16 T>
+NONLIN_ALWAYS_INLINE void store16_pair_values(B const& a, B const& b, T* p) noexcept {
+  if constexpr (std::is_same_v<T, bfloat16> && arch::has_bfloat16_pair_values_narrow<B>) {
+    arch::narrow_bfloat16_pair_values(a, b, detail16::raw_bits(p));
   } else {
     store16(a, p);
     store16(b, p + B::size);
