@@ -20,6 +20,8 @@
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
 //   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F, NEON)
 //   narrow_to_odd  two double batches to floats, rounded to odd      (AVX-512F, 512-bit)
+//   compress, expand           a float batch's masked lanes packed to the front and back
+//                                                                      (AVX-512F, 512-bit)
 //   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
 //   permute_by_low_bits        the same, indexed by the low bits of a lane's bit pattern
 //   widen_float16, narrow_float16   16-bit IEEE halves <-> floats     (F16C, AVX-512F 512-bit)
@@ -705,6 +707,38 @@ inline B narrow_to_odd(D const& lo, D const& hi) noexcept {
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
+// ---- compress, expand -------------------------------------------------------------------------
+
+template <class B>
+inline constexpr bool has_compress = has_narrow_to_odd<B>;
+
+// The lanes of x where bit k of `lanes` is set, packed into the first popcount(lanes) lanes (the
+// rest 0), and the inverse: the first popcount(lanes) lanes of packed put back in order where
+// `lanes` is set, x kept elsewhere (vcompressps, vexpandps; register forms).
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class B>
+inline B compress(B const& x, std::uint16_t lanes) noexcept {
+  static_assert(has_compress<B>, "arch::compress: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  return B(_mm512_maskz_compress_ps(lanes, x));
+#else
+  (void)lanes;
+  return x;  // not reached
+#endif
+}
+template <class B>
+inline B expand(B const& x, std::uint16_t lanes, B const& packed) noexcept {
+  static_assert(has_compress<B>, "arch::expand: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  return B(_mm512_mask_expand_ps(x, lanes, packed));
+#else
+  (void)lanes;
+  (void)packed;
+  return x;  // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
 // ---- lane_indices, permute --------------------------------------------------------------------
 
 template <class V>
@@ -722,7 +756,7 @@ inline auto lane_indices(V const& v) noexcept {
     return _mm512_cvttpd_epi64(v);
   }
 #else
-  return v;      // not reached
+  return v;  // not reached
 #endif
 }
 
