@@ -258,6 +258,20 @@ auto arch_widened(B const& x) {
   }
 }
 
+// Whether op takes the double batches of B's arch (AVX-512: two for a float batch), and its
+// lanes recomputed that way: op on x's lanes in double, rounded to odd at float's precision by
+// one conversion (arch::narrow_to_odd; the same bits as math::round_to_odd of the scalar call,
+// since the functors' double batches and double scalars agree bit for bit).
+template <class B, class Op, class... In>
+inline constexpr bool recomputable_in_double_batches =
+    math::arch::has_narrow_to_odd<B>&& math::arch::has_widen<B>&&
+        std::is_invocable_v<Op const&, as_batch<In, decltype(arch_widened<B>(B{}).first)>...>;
+template <class B, class Op, class... X>
+NONLIN_ALWAYS_INLINE B recomputed_in_double(Op const& op, X const&... x) {
+  return math::arch::narrow_to_odd<B>(op(arch_widened<B>(x).first...),
+                                      op(arch_widened<B>(x).second...));
+}
+
 // The 16-bit value of a float result r: r rounded once, or, where r is near a midpoint of T,
 // in_double() (the same result computed in double) rounded to odd and then to T.
 template <storage16 T, class InDouble>
@@ -480,14 +494,11 @@ NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<
   if (count < 64) {
     marked &= (std::uint64_t{1} << count) - 1;
   }
-  // With AVX-512, each batch that has a marked lane is recomputed whole, as two double batches
-  // rounded to odd by one conversion (arch::narrow_to_odd; the same bits as the lane loop below,
-  // since the functors' double batches and double scalars agree bit for bit): exact results
-  // mark several lanes a batch (hardsigmoid's forward, elu's backward from the output), where
-  // the lane loop cost each 30-40 cycles.
-  using D = decltype(arch_widened<B>(B{}).first);
-  if constexpr (math::arch::has_narrow_to_odd<B> && math::arch::has_widen<B> &&
-                std::is_invocable_v<Op const&, as_batch<In, D>...>) {
+  // With AVX-512, each batch that has a marked lane is recomputed whole (recomputed_in_double:
+  // the same bits as the lane loop below): exact results mark several lanes a batch
+  // (hardsigmoid's forward, elu's backward from the output), where the lane loop cost each
+  // 30-40 cycles.
+  if constexpr (recomputable_in_double_batches<B, Op, In...>) {
     if (count == N * B::size) {
       for (std::size_t j = 0; j < N; ++j) {
         auto const lanes = static_cast<std::uint16_t>(marked >> (j * B::size));
@@ -495,9 +506,7 @@ NONLIN_OUT_OF_LINE std::array<B, N> recomputed_near_midpoints(Op op, std::array<
           continue;
         }
         std::size_t const at = i + j * B::size;
-        B const value = math::arch::narrow_to_odd<B>(
-            op(arch_widened<B>(load_batch<B>(in.data() + at)).first...),
-            op(arch_widened<B>(load_batch<B>(in.data() + at)).second...));
+        B const value = recomputed_in_double<B>(op, load_batch<B>(in.data() + at)...);
         r[j] = xsimd::select(typename B::batch_bool_type(lanes), value, r[j]);
       }
       return r;
@@ -535,10 +544,6 @@ struct deferred_lanes16 {
   std::size_t count = 0;
 };
 
-template <class B>
-inline constexpr bool defers_recomputation16 =
-    math::arch::has_narrow_to_odd<B>&& math::arch::has_widen<B>&& math::arch::has_compress<B>;
-
 // Packs the lanes of the N batches from i that near_midpoints<T, E, W> marks in tested.
 template <class T, exact16 E, std::int32_t W, class B, std::size_t N, class... In>
 NONLIN_OUT_OF_LINE void defer_near_midpoints(deferred_lanes16<T, B, sizeof...(In)>& deferred,
@@ -559,8 +564,8 @@ NONLIN_OUT_OF_LINE void defer_near_midpoints(deferred_lanes16<T, B, sizeof...(In
   }
 }
 
-// The waiting lanes recomputed in double, B::size at a time (two double batches rounded to odd
-// by one conversion: the bits of recomputed_near_midpoints), each stored rounded once to T.
+// The waiting lanes recomputed in double, B::size at a time (recomputed_in_double), each stored
+// rounded once to T.
 template <class B, class T, class Op, std::size_t Inputs>
 NONLIN_OUT_OF_LINE void flush_deferred16(Op op, deferred_lanes16<T, B, Inputs>& deferred,
                                          std::span<T> out) {
@@ -572,9 +577,7 @@ NONLIN_OUT_OF_LINE void flush_deferred16(Op op, deferred_lanes16<T, B, Inputs>& 
   }
   alignas(64) std::array<float, B::size> values;
   auto const recompute = [&]<std::size_t... K>(std::index_sequence<K...>, std::size_t from) {
-    return math::arch::narrow_to_odd<B>(
-        op(arch_widened<B>(B::load_unaligned(deferred.inputs[K].data() + from)).first...),
-        op(arch_widened<B>(B::load_unaligned(deferred.inputs[K].data() + from)).second...));
+    return recomputed_in_double<B>(op, B::load_unaligned(deferred.inputs[K].data() + from)...);
   };
   for (std::size_t from = 0; from < count; from += B::size) {
     recompute(std::make_index_sequence<Inputs>{}, from).store_aligned(values.data());
@@ -618,9 +621,8 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   constexpr bool exceptions16 = narrowed_with_exceptions<batch, T>() && !values16;
   // The usual iterations' lanes near a midpoint wait for one recomputation after the loop
   // (deferred_lanes16), where the op takes double batches.
-  constexpr bool defers =
-      recompute && defers_recomputation16<batch> &&
-      std::is_invocable_v<Op const&, as_batch<In, decltype(arch_widened<batch>(batch{}).first)>...>;
+  constexpr bool defers = recompute && math::arch::has_compress<batch> &&
+                          recomputable_in_double_batches<batch, Op, In...>;
   // (Default-initialised: only the count is set; the arrays are written before they are read.)
   [[maybe_unused]] std::conditional_t<defers, deferred_lanes16<T, batch, sizeof...(In)>, char>
       deferred;
