@@ -238,6 +238,32 @@ NONLIN_OUT_OF_LINE gated_gradient<B> recomputed_pair_near_midpoints(Op op, gated
   return r;
 }
 
+// The marked iterations of elementwise_pair (marked_iterations16; bits 0 to 2 B::size - 1 mark
+// d_value's lanes of the iteration, the next 2 B::size d_gate's), each marked lane recomputed in
+// double from the input arrays, the marked results stored rounded once.
+template <class B, class T, class Op, class... In>
+NONLIN_OUT_OF_LINE void flush_marked_pairs16(Op op, marked_iterations16& marked, std::span<T> out0,
+                                             std::span<T> out1, In... in) {
+  constexpr std::size_t lanes = 2 * B::size;
+  static_assert(2 * lanes <= 64);
+  for (std::size_t e = 0; e < marked.count; ++e) {
+    std::uint64_t const bits = marked.lanes[e];
+    for (std::uint64_t rest = (bits | bits >> lanes) & ((std::uint64_t{1} << lanes) - 1); rest != 0;
+         rest &= rest - 1) {
+      auto const lane = static_cast<std::size_t>(std::countr_zero(rest));
+      std::size_t const at = marked.at[e] + lane;
+      gated_gradient<double> const d = op(static_cast<double>(static_cast<float>(in[at]))...);
+      if ((bits >> lane) & 1U) {
+        out0[at] = T::from_float(math::round_to_odd(d.d_value));
+      }
+      if ((bits >> (lane + lanes)) & 1U) {
+        out1[at] = T::from_float(math::round_to_odd(d.d_gate));
+      }
+    }
+  }
+  marked.count = 0;
+}
+
 // elementwise (kernels.hpp) for an op with two results: (out0[i], out1[i]) = op(in0[i], ...).
 // All inputs of a batch are loaded before either output is stored, so an output may be the very
 // same array as an input; the tail runs the same batch code on a zero-padded copy. 16-bit
@@ -270,31 +296,84 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
     return flagged16<T, E, recompute>(r.d_value, r.d_value) |
            flagged16<T, E, recompute>(r.d_gate, r.d_gate);
   };
+  // Where no output is an input, the marked iterations are only recorded and recomputed later
+  // (marked_iterations16, as in elementwise).
+  constexpr bool defers = recompute && E == exact16::none && math::arch::has_compress<batch>;
+  [[maybe_unused]] std::conditional_t<defers, marked_iterations16, char> marked;
+  [[maybe_unused]] bool reads_output = true;
+  if constexpr (defers) {
+    reads_output = (overlap(std::span<T const>(out0), std::span<T const>(in)) || ...) ||
+                   (overlap(std::span<T const>(out1), std::span<T const>(in)) || ...);
+  }
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).
-  for (; i + 2 * width <= n; i += 2 * width) {
-    gated_gradient<batch> r0 = op(load_batch<batch>(in.data() + i)...);
-    gated_gradient<batch> r1 = op(load_batch<batch>(in.data() + i + width)...);
-    if constexpr (recompute || exceptions16) {
-      if (xsimd::any(flagged(r0) | flagged(r1))) [[unlikely]] {
-        r0 = rounded(r0, i, width);
-        r1 = rounded(r1, i + width, width);
+  auto const usual_iterations = [&]<bool records>(std::bool_constant<records>) {
+    for (; i + 2 * width <= n; i += 2 * width) {
+      gated_gradient<batch> r0 = op(load_batch<batch>(in.data() + i)...);
+      gated_gradient<batch> r1 = op(load_batch<batch>(in.data() + i + width)...);
+      if constexpr (records) {
+        std::uint64_t const lanes = lane_bits<batch>(near_midpoints<T, E>(r0.d_value)) |
+                                    lane_bits<batch>(near_midpoints<T, E>(r1.d_value)) << width |
+                                    lane_bits<batch>(near_midpoints<T, E>(r0.d_gate)) << 2 * width |
+                                    lane_bits<batch>(near_midpoints<T, E>(r1.d_gate)) << 3 * width;
+        marked.at[marked.count] = i;
+        marked.lanes[marked.count] = lanes;
+        marked.count += lanes != 0 ? 1 : 0;
+        bool exceptional = false;
+        if constexpr (exceptions16) {
+          exceptional = xsimd::any(
+              math::narrow16_exceptions<T>(r0.d_value) | math::narrow16_exceptions<T>(r1.d_value) |
+              math::narrow16_exceptions<T>(r0.d_gate) | math::narrow16_exceptions<T>(r1.d_gate));
+        }
+        if (exceptional) [[unlikely]] {
+          store_batch(r0.d_value, out0.data() + i);
+          store_batch(r0.d_gate, out1.data() + i);
+          store_batch(r1.d_value, out0.data() + i + width);
+          store_batch(r1.d_gate, out1.data() + i + width);
+        } else if constexpr (exceptions16) {
+          math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
+          math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
+        } else {
+          store_batch(r0.d_value, out0.data() + i);
+          store_batch(r0.d_gate, out1.data() + i);
+          store_batch(r1.d_value, out0.data() + i + width);
+          store_batch(r1.d_gate, out1.data() + i + width);
+        }
+        if (marked.count == marked.capacity) [[unlikely]] {
+          flush_marked_pairs16<batch>(op, marked, out0, out1, in...);
+        }
+        continue;
+      }
+      if constexpr (recompute || exceptions16) {
+        if (xsimd::any(flagged(r0) | flagged(r1))) [[unlikely]] {
+          r0 = rounded(r0, i, width);
+          r1 = rounded(r1, i + width, width);
+          store_batch(r0.d_value, out0.data() + i);
+          store_batch(r0.d_gate, out1.data() + i);
+          store_batch(r1.d_value, out0.data() + i + width);
+          store_batch(r1.d_gate, out1.data() + i + width);
+          continue;
+        }
+      }
+      if constexpr (exceptions16) {
+        math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
+        math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
+      } else {
         store_batch(r0.d_value, out0.data() + i);
         store_batch(r0.d_gate, out1.data() + i);
         store_batch(r1.d_value, out0.data() + i + width);
         store_batch(r1.d_gate, out1.data() + i + width);
-        continue;
       }
     }
-    if constexpr (exceptions16) {
-      math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
-      math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
+  };
+  if constexpr (defers) {
+    if (reads_output) {
+      usual_iterations(std::false_type{});
     } else {
-      store_batch(r0.d_value, out0.data() + i);
-      store_batch(r0.d_gate, out1.data() + i);
-      store_batch(r1.d_value, out0.data() + i + width);
-      store_batch(r1.d_gate, out1.data() + i + width);
+      usual_iterations(std::true_type{});
     }
+  } else {
+    usual_iterations(std::false_type{});
   }
   for (; i + width <= n; i += width) {
     gated_gradient<batch> r = rounded(op(load_batch<batch>(in.data() + i)...), i, width);
@@ -306,6 +385,11 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
     gated_gradient<batch> r = rounded(op(load_tail<batch>(in.data() + i, rest)...), i, rest);
     store_tail(r.d_value, out0.data() + i, rest);
     store_tail(r.d_gate, out1.data() + i, rest);
+  }
+  if constexpr (defers) {
+    if (marked.count != 0) {
+      flush_marked_pairs16<batch>(op, marked, out0, out1, in...);
+    }
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP

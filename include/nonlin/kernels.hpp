@@ -544,22 +544,27 @@ struct deferred_lanes16 {
   std::size_t count = 0;
 };
 
+// Packs `lanes` of the batch at `first` (bit k: lane k) from the input arrays.
+template <class T, class B, class... In>
+void defer_lanes(deferred_lanes16<T, B, sizeof...(In)>& deferred, std::uint16_t lanes,
+                 std::size_t first, In... in) {
+  std::size_t k = 0;
+  (math::arch::compress(load_batch<B>(in.data() + first), lanes)
+       .store_unaligned(deferred.inputs[k++].data() + deferred.count),
+   ...);
+  for (auto rest = lanes; rest != 0; rest &= static_cast<std::uint16_t>(rest - 1)) {
+    deferred.at[deferred.count++] = first + static_cast<std::size_t>(std::countr_zero(rest));
+  }
+}
+
 // Packs the lanes of the N batches from i that near_midpoints<T, E, W> marks in tested.
 template <class T, exact16 E, std::int32_t W, class B, std::size_t N, class... In>
 NONLIN_OUT_OF_LINE void defer_near_midpoints(deferred_lanes16<T, B, sizeof...(In)>& deferred,
                                              std::array<B, N> tested, std::size_t i, In... in) {
   for (std::size_t j = 0; j < N; ++j) {
     auto const lanes = static_cast<std::uint16_t>(lane_bits<B>(near_midpoints<T, E, W>(tested[j])));
-    if (lanes == 0) {
-      continue;
-    }
-    std::size_t const first = i + j * B::size;
-    std::size_t k = 0;
-    (math::arch::compress(load_batch<B>(in.data() + first), lanes)
-         .store_unaligned(deferred.inputs[k++].data() + deferred.count),
-     ...);
-    for (auto rest = lanes; rest != 0; rest &= static_cast<std::uint16_t>(rest - 1)) {
-      deferred.at[deferred.count++] = first + static_cast<std::size_t>(std::countr_zero(rest));
+    if (lanes != 0) {
+      defer_lanes(deferred, lanes, i + j * B::size, in...);
     }
   }
 }
@@ -587,6 +592,46 @@ NONLIN_OUT_OF_LINE void flush_deferred16(Op op, deferred_lanes16<T, B, Inputs>& 
     }
   }
   deferred.count = 0;
+}
+
+// The iterations of a 16-bit kernel whose output is not one of its inputs, each with its 64 lanes
+// near a midpoint, until `capacity` have a marked lane; their inputs are read again from the
+// input arrays when the lanes are recomputed. Each iteration records its position and its lanes
+// unconditionally and advances the count by whether it marked any: no branch on the marks. A
+// branch on them resolves only at the end of the iteration's chain, so when it goes the
+// unpredicted way everything fetched past it is lost: bfloat16 silu's forward on 16M distinct
+// inputs (17% of its iterations mark a lane) ran at 2/3 of its speed on 256K repeated ones, whose
+// pattern the predictor had learned.
+struct marked_iterations16 {
+  static constexpr std::size_t capacity = 64;
+  std::array<std::size_t, capacity> at;
+  std::array<std::uint64_t, capacity> lanes;
+  std::size_t count = 0;
+};
+
+// The marked lanes of `marked` packed into `deferred` from the input arrays, batch by batch
+// (defer_lanes), and recomputed (flush_deferred16); the count reset.
+template <class B, class T, class Op, std::size_t Inputs, class... In>
+NONLIN_OUT_OF_LINE void flush_marked16(Op op, marked_iterations16& marked,
+                                       deferred_lanes16<T, B, Inputs>& deferred, std::span<T> out,
+                                       In... in) {
+  static_assert(4 * B::size == 64);
+  for (std::size_t e = 0; e < marked.count; ++e) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      auto const lanes = static_cast<std::uint16_t>(marked.lanes[e] >> (j * B::size));
+      if (lanes == 0) {
+        continue;
+      }
+      if (deferred.count > deferred.capacity - B::size) {
+        flush_deferred16<B>(op, deferred, out);
+      }
+      defer_lanes(deferred, lanes, marked.at[e] + j * B::size, in...);
+    }
+  }
+  if (deferred.count != 0) {
+    flush_deferred16<B>(op, deferred, out);
+  }
+  marked.count = 0;
 }
 
 // out[i] = op(in0[i], ..., ink[i]) over batches, the tail through a zero-padded batch; 16-bit
@@ -626,51 +671,114 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // (Default-initialised: only the count is set; the arrays are written before they are read.)
   [[maybe_unused]] std::conditional_t<defers, deferred_lanes16<T, batch, sizeof...(In)>, char>
       deferred;
-  for (; i + 4 * width <= n; i += 4 * width) {
-    batch r0 = op(load_batch<batch>(in.data() + i)...);
-    batch r1 = op(load_batch<batch>(in.data() + i + width)...);
-    batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
-    batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
-    if constexpr (recompute || exceptions16) {
-      batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
-      batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
-      batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
-      batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
-      if (xsimd::any(flagged16<T, E, recompute, W>(r0, t0) | flagged16<T, E, recompute, W>(r1, t1) |
-                     flagged16<T, E, recompute, W>(r2, t2) | flagged16<T, E, recompute, W>(r3, t3)))
-          [[unlikely]] {
-        if constexpr (defers) {
-          if (deferred.count > deferred.capacity - 4 * width) {
-            flush_deferred16<batch>(op, deferred, out);
-          }
-          defer_near_midpoints<T, E, W>(deferred, std::array{t0, t1, t2, t3}, i, in...);
-        } else if constexpr (recompute) {
-          std::array<batch, 4> const r = recomputed_near_midpoints<T, E, W>(
-              op, std::array{r0, r1, r2, r3}, std::array{t0, t1, t2, t3}, i, 4 * width, in...);
-          r0 = r[0];
-          r1 = r[1];
-          r2 = r[2];
-          r3 = r[3];
+  // Where the output is not an input, the marked iterations are only recorded
+  // (marked_iterations16). Not for exact16::normal: it marks only subnormal results, rare, found
+  // by one vfpclass, and the record cost squared_relu's forward (a cheap kernel) 0.6x. Nor where
+  // the op names its exact lanes (tested16): its results are often near a midpoint, the branch on
+  // them is mostly taken and predicted, and the record cost bfloat16 hardswish's backward 0.8x.
+  constexpr bool names_exact_lanes = requires(as_batch<In, batch>... x) { op.exact_lanes(x...); };
+  constexpr bool records_marks = defers && E == exact16::none && !names_exact_lanes;
+  [[maybe_unused]] std::conditional_t<records_marks, marked_iterations16, char> marked;
+  [[maybe_unused]] bool reads_output = true;
+  if constexpr (records_marks) {
+    reads_output = (overlap(std::span<T const>(out), std::span<T const>(in)) || ...);
+  }
+  // Two loops: one that records its marked iterations (marked_iterations16), one that branches
+  // on them.
+  auto const usual_iterations = [&]<bool records>(std::bool_constant<records>) {
+    for (; i + 4 * width <= n; i += 4 * width) {
+      batch r0 = op(load_batch<batch>(in.data() + i)...);
+      batch r1 = op(load_batch<batch>(in.data() + i + width)...);
+      batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
+      batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
+      if constexpr (records) {
+        batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
+        batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
+        batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
+        batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
+        std::uint64_t const lanes = lane_bits<batch>(near_midpoints<T, E, W>(t0)) |
+                                    lane_bits<batch>(near_midpoints<T, E, W>(t1)) << width |
+                                    lane_bits<batch>(near_midpoints<T, E, W>(t2)) << 2 * width |
+                                    lane_bits<batch>(near_midpoints<T, E, W>(t3)) << 3 * width;
+        marked.at[marked.count] = i;
+        marked.lanes[marked.count] = lanes;
+        marked.count += lanes != 0 ? 1 : 0;
+        bool exceptional = false;
+        if constexpr (exceptions16) {
+          exceptional =
+              xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
+                         math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
         }
+        if (exceptional) [[unlikely]] {
+          store_batch(r0, out.data() + i);
+          store_batch(r1, out.data() + i + width);
+          store_batch(r2, out.data() + i + 2 * width);
+          store_batch(r3, out.data() + i + 3 * width);
+        } else if constexpr (exceptions16) {
+          math::store16_pair_unexceptional(r0, r1, out.data() + i);
+          math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
+        } else {
+          store_batch(r0, out.data() + i);
+          store_batch(r1, out.data() + i + width);
+          store_batch(r2, out.data() + i + 2 * width);
+          store_batch(r3, out.data() + i + 3 * width);
+        }
+        if (marked.count == marked.capacity) [[unlikely]] {
+          flush_marked16<batch>(op, marked, deferred, out, in...);
+        }
+        continue;
+      }
+      if constexpr (recompute || exceptions16) {
+        batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
+        batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
+        batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
+        batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
+        if (xsimd::any(
+                flagged16<T, E, recompute, W>(r0, t0) | flagged16<T, E, recompute, W>(r1, t1) |
+                flagged16<T, E, recompute, W>(r2, t2) | flagged16<T, E, recompute, W>(r3, t3)))
+            [[unlikely]] {
+          if constexpr (defers) {
+            if (deferred.count > deferred.capacity - 4 * width) {
+              flush_deferred16<batch>(op, deferred, out);
+            }
+            defer_near_midpoints<T, E, W>(deferred, std::array{t0, t1, t2, t3}, i, in...);
+          } else if constexpr (recompute) {
+            std::array<batch, 4> const r = recomputed_near_midpoints<T, E, W>(
+                op, std::array{r0, r1, r2, r3}, std::array{t0, t1, t2, t3}, i, 4 * width, in...);
+            r0 = r[0];
+            r1 = r[1];
+            r2 = r[2];
+            r3 = r[3];
+          }
+          store_batch(r0, out.data() + i);
+          store_batch(r1, out.data() + i + width);
+          store_batch(r2, out.data() + i + 2 * width);
+          store_batch(r3, out.data() + i + 3 * width);
+          continue;
+        }
+      }
+      if constexpr (values16) {
+        math::store16_pair_values(r0, r1, out.data() + i);
+        math::store16_pair_values(r2, r3, out.data() + i + 2 * width);
+      } else if constexpr (exceptions16) {
+        math::store16_pair_unexceptional(r0, r1, out.data() + i);
+        math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
+      } else {
         store_batch(r0, out.data() + i);
         store_batch(r1, out.data() + i + width);
         store_batch(r2, out.data() + i + 2 * width);
         store_batch(r3, out.data() + i + 3 * width);
-        continue;
       }
     }
-    if constexpr (values16) {
-      math::store16_pair_values(r0, r1, out.data() + i);
-      math::store16_pair_values(r2, r3, out.data() + i + 2 * width);
-    } else if constexpr (exceptions16) {
-      math::store16_pair_unexceptional(r0, r1, out.data() + i);
-      math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
+  };
+  if constexpr (records_marks) {
+    if (reads_output) {
+      usual_iterations(std::false_type{});
     } else {
-      store_batch(r0, out.data() + i);
-      store_batch(r1, out.data() + i + width);
-      store_batch(r2, out.data() + i + 2 * width);
-      store_batch(r3, out.data() + i + 3 * width);
+      usual_iterations(std::true_type{});
     }
+  } else {
+    usual_iterations(std::false_type{});
   }
   auto const evaluate = [&](std::size_t count, auto... x) {
     batch r = op(x...);
@@ -689,6 +797,11 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   if (i < n) {
     std::size_t const rest = n - i;
     store_tail(evaluate(rest, load_tail<batch>(in.data() + i, rest)...), out.data() + i, rest);
+  }
+  if constexpr (records_marks) {
+    if (marked.count != 0) {
+      flush_marked16<batch>(op, marked, deferred, out, in...);
+    }
   }
   if constexpr (defers) {
     if (deferred.count != 0) {
