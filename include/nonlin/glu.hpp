@@ -319,20 +319,18 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
         marked.at[marked.count] = i;
         marked.lanes[marked.count] = lanes;
         marked.count += lanes != 0 ? 1 : 0;
-        bool exceptional = false;
+        // Two batches a store instruction unless a result is subnormal (exceptions16).
+        bool pairs = false;
         if constexpr (exceptions16) {
-          exceptional = xsimd::any(
+          pairs = !xsimd::any(
               math::narrow16_exceptions<T>(r0.d_value) | math::narrow16_exceptions<T>(r1.d_value) |
               math::narrow16_exceptions<T>(r0.d_gate) | math::narrow16_exceptions<T>(r1.d_gate));
         }
-        if (exceptional) [[unlikely]] {
-          store_batch(r0.d_value, out0.data() + i);
-          store_batch(r0.d_gate, out1.data() + i);
-          store_batch(r1.d_value, out0.data() + i + width);
-          store_batch(r1.d_gate, out1.data() + i + width);
-        } else if constexpr (exceptions16) {
-          math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
-          math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
+        if (pairs) [[likely]] {
+          if constexpr (exceptions16) {
+            math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
+            math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
+          }
         } else {
           store_batch(r0.d_value, out0.data() + i);
           store_batch(r0.d_gate, out1.data() + i);

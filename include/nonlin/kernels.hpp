@@ -703,20 +703,17 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
         marked.at[marked.count] = i;
         marked.lanes[marked.count] = lanes;
         marked.count += lanes != 0 ? 1 : 0;
-        bool exceptional = false;
+        // Two batches a store instruction unless a result is subnormal (exceptions16).
+        bool pairs = false;
         if constexpr (exceptions16) {
-          exceptional =
-              xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
-                         math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
+          pairs = !xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
+                              math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
         }
-        if (exceptional) [[unlikely]] {
-          store_batch(r0, out.data() + i);
-          store_batch(r1, out.data() + i + width);
-          store_batch(r2, out.data() + i + 2 * width);
-          store_batch(r3, out.data() + i + 3 * width);
-        } else if constexpr (exceptions16) {
-          math::store16_pair_unexceptional(r0, r1, out.data() + i);
-          math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
+        if (pairs) [[likely]] {
+          if constexpr (exceptions16) {
+            math::store16_pair_unexceptional(r0, r1, out.data() + i);
+            math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
+          }
         } else {
           store_batch(r0, out.data() + i);
           store_batch(r1, out.data() + i + width);
