@@ -305,6 +305,22 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
     reads_output = (overlap(std::span<T const>(out0), std::span<T const>(in)) || ...) ||
                    (overlap(std::span<T const>(out1), std::span<T const>(in)) || ...);
   }
+  // The two batches of each result from i, each rounded alone; or as usual: two a store
+  // instruction where none is subnormal (exceptions16).
+  auto const store_each = [&](gated_gradient<batch> const& a, gated_gradient<batch> const& b) {
+    store_batch(a.d_value, out0.data() + i);
+    store_batch(a.d_gate, out1.data() + i);
+    store_batch(b.d_value, out0.data() + i + width);
+    store_batch(b.d_gate, out1.data() + i + width);
+  };
+  auto const store_usual = [&](gated_gradient<batch> const& a, gated_gradient<batch> const& b) {
+    if constexpr (exceptions16) {
+      math::store16_pair_unexceptional(a.d_value, b.d_value, out0.data() + i);
+      math::store16_pair_unexceptional(a.d_gate, b.d_gate, out1.data() + i);
+    } else {
+      store_each(a, b);
+    }
+  };
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).
   auto const usual_iterations = [&]<bool records>(std::bool_constant<records>) {
@@ -319,23 +335,16 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
         marked.at[marked.count] = i;
         marked.lanes[marked.count] = lanes;
         marked.count += lanes != 0 ? 1 : 0;
-        // Two batches a store instruction unless a result is subnormal (exceptions16).
-        bool pairs = false;
+        bool subnormal = false;
         if constexpr (exceptions16) {
-          pairs = !xsimd::any(
+          subnormal = xsimd::any(
               math::narrow16_exceptions<T>(r0.d_value) | math::narrow16_exceptions<T>(r1.d_value) |
               math::narrow16_exceptions<T>(r0.d_gate) | math::narrow16_exceptions<T>(r1.d_gate));
         }
-        if (pairs) [[likely]] {
-          if constexpr (exceptions16) {
-            math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
-            math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
-          }
+        if (subnormal) [[unlikely]] {
+          store_each(r0, r1);
         } else {
-          store_batch(r0.d_value, out0.data() + i);
-          store_batch(r0.d_gate, out1.data() + i);
-          store_batch(r1.d_value, out0.data() + i + width);
-          store_batch(r1.d_gate, out1.data() + i + width);
+          store_usual(r0, r1);
         }
         if (marked.count == marked.capacity) [[unlikely]] {
           flush_marked_pairs16<batch>(op, marked, out0, out1, in...);
@@ -346,22 +355,11 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
         if (xsimd::any(flagged(r0) | flagged(r1))) [[unlikely]] {
           r0 = rounded(r0, i, width);
           r1 = rounded(r1, i + width, width);
-          store_batch(r0.d_value, out0.data() + i);
-          store_batch(r0.d_gate, out1.data() + i);
-          store_batch(r1.d_value, out0.data() + i + width);
-          store_batch(r1.d_gate, out1.data() + i + width);
+          store_each(r0, r1);
           continue;
         }
       }
-      if constexpr (exceptions16) {
-        math::store16_pair_unexceptional(r0.d_value, r1.d_value, out0.data() + i);
-        math::store16_pair_unexceptional(r0.d_gate, r1.d_gate, out1.data() + i);
-      } else {
-        store_batch(r0.d_value, out0.data() + i);
-        store_batch(r0.d_gate, out1.data() + i);
-        store_batch(r1.d_value, out0.data() + i + width);
-        store_batch(r1.d_gate, out1.data() + i + width);
-      }
+      store_usual(r0, r1);
     }
   };
   if constexpr (defers) {

@@ -683,6 +683,25 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   if constexpr (records_marks) {
     reads_output = (overlap(std::span<T const>(out), std::span<T const>(in)) || ...);
   }
+  // The four batches from i, each rounded alone; or as usual: two a store instruction where the
+  // results are 16-bit values (values16) or none is subnormal (exceptions16).
+  auto const store_each = [&](batch const& a, batch const& b, batch const& c, batch const& d) {
+    store_batch(a, out.data() + i);
+    store_batch(b, out.data() + i + width);
+    store_batch(c, out.data() + i + 2 * width);
+    store_batch(d, out.data() + i + 3 * width);
+  };
+  auto const store_usual = [&](batch const& a, batch const& b, batch const& c, batch const& d) {
+    if constexpr (values16) {
+      math::store16_pair_values(a, b, out.data() + i);
+      math::store16_pair_values(c, d, out.data() + i + 2 * width);
+    } else if constexpr (exceptions16) {
+      math::store16_pair_unexceptional(a, b, out.data() + i);
+      math::store16_pair_unexceptional(c, d, out.data() + i + 2 * width);
+    } else {
+      store_each(a, b, c, d);
+    }
+  };
   // Two loops: one that records its marked iterations (marked_iterations16), one that branches
   // on them.
   auto const usual_iterations = [&]<bool records>(std::bool_constant<records>) {
@@ -703,22 +722,16 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
         marked.at[marked.count] = i;
         marked.lanes[marked.count] = lanes;
         marked.count += lanes != 0 ? 1 : 0;
-        // Two batches a store instruction unless a result is subnormal (exceptions16).
-        bool pairs = false;
+        bool subnormal = false;
         if constexpr (exceptions16) {
-          pairs = !xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
-                              math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
+          subnormal =
+              xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
+                         math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
         }
-        if (pairs) [[likely]] {
-          if constexpr (exceptions16) {
-            math::store16_pair_unexceptional(r0, r1, out.data() + i);
-            math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
-          }
+        if (subnormal) [[unlikely]] {
+          store_each(r0, r1, r2, r3);
         } else {
-          store_batch(r0, out.data() + i);
-          store_batch(r1, out.data() + i + width);
-          store_batch(r2, out.data() + i + 2 * width);
-          store_batch(r3, out.data() + i + 3 * width);
+          store_usual(r0, r1, r2, r3);
         }
         if (marked.count == marked.capacity) [[unlikely]] {
           flush_marked16<batch>(op, marked, deferred, out, in...);
@@ -747,25 +760,11 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
             r2 = r[2];
             r3 = r[3];
           }
-          store_batch(r0, out.data() + i);
-          store_batch(r1, out.data() + i + width);
-          store_batch(r2, out.data() + i + 2 * width);
-          store_batch(r3, out.data() + i + 3 * width);
+          store_each(r0, r1, r2, r3);
           continue;
         }
       }
-      if constexpr (values16) {
-        math::store16_pair_values(r0, r1, out.data() + i);
-        math::store16_pair_values(r2, r3, out.data() + i + 2 * width);
-      } else if constexpr (exceptions16) {
-        math::store16_pair_unexceptional(r0, r1, out.data() + i);
-        math::store16_pair_unexceptional(r2, r3, out.data() + i + 2 * width);
-      } else {
-        store_batch(r0, out.data() + i);
-        store_batch(r1, out.data() + i + width);
-        store_batch(r2, out.data() + i + 2 * width);
-        store_batch(r3, out.data() + i + 3 * width);
-      }
+      store_usual(r0, r1, r2, r3);
     }
   };
   if constexpr (records_marks) {
