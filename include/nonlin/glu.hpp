@@ -327,29 +327,35 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
     for (; i + 2 * width <= n; i += 2 * width) {
       gated_gradient<batch> r0 = op(load_batch<batch>(in.data() + i)...);
       gated_gradient<batch> r1 = op(load_batch<batch>(in.data() + i + width)...);
-      if constexpr (records) {
-        std::uint64_t const lanes = lane_bits<batch>(near_midpoints<T, E>(r0.d_value)) |
-                                    lane_bits<batch>(near_midpoints<T, E>(r1.d_value)) << width |
-                                    lane_bits<batch>(near_midpoints<T, E>(r0.d_gate)) << 2 * width |
-                                    lane_bits<batch>(near_midpoints<T, E>(r1.d_gate)) << 3 * width;
-        marked.at[marked.count] = i;
-        marked.lanes[marked.count] = lanes;
-        marked.count += lanes != 0 ? 1 : 0;
-        bool subnormal = false;
-        if constexpr (exceptions16) {
-          subnormal = xsimd::any(
-              math::narrow16_exceptions<T>(r0.d_value) | math::narrow16_exceptions<T>(r1.d_value) |
-              math::narrow16_exceptions<T>(r0.d_gate) | math::narrow16_exceptions<T>(r1.d_gate));
+      // (Tested first outside the lambda: clang 14 checks the body of a generic lambda when the
+      // enclosing template is instantiated, and the record exists only where it records.)
+      if constexpr (defers) {
+        if constexpr (records) {
+          std::uint64_t const lanes =
+              lane_bits<batch>(near_midpoints<T, E>(r0.d_value)) |
+              lane_bits<batch>(near_midpoints<T, E>(r1.d_value)) << width |
+              lane_bits<batch>(near_midpoints<T, E>(r0.d_gate)) << 2 * width |
+              lane_bits<batch>(near_midpoints<T, E>(r1.d_gate)) << 3 * width;
+          marked.at[marked.count] = i;
+          marked.lanes[marked.count] = lanes;
+          marked.count += lanes != 0 ? 1 : 0;
+          bool subnormal = false;
+          if constexpr (exceptions16) {
+            subnormal = xsimd::any(math::narrow16_exceptions<T>(r0.d_value) |
+                                   math::narrow16_exceptions<T>(r1.d_value) |
+                                   math::narrow16_exceptions<T>(r0.d_gate) |
+                                   math::narrow16_exceptions<T>(r1.d_gate));
+          }
+          if (subnormal) [[unlikely]] {
+            store_each(r0, r1);
+          } else {
+            store_usual(r0, r1);
+          }
+          if (marked.count == marked.capacity) [[unlikely]] {
+            flush_marked_pairs16<batch>(op, marked, out0, out1, in...);
+          }
+          continue;
         }
-        if (subnormal) [[unlikely]] {
-          store_each(r0, r1);
-        } else {
-          store_usual(r0, r1);
-        }
-        if (marked.count == marked.capacity) [[unlikely]] {
-          flush_marked_pairs16<batch>(op, marked, out0, out1, in...);
-        }
-        continue;
       }
       if constexpr (recompute || exceptions16) {
         if (xsimd::any(flagged(r0) | flagged(r1))) [[unlikely]] {

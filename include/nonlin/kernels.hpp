@@ -710,33 +710,37 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
       batch r1 = op(load_batch<batch>(in.data() + i + width)...);
       batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
       batch r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
-      if constexpr (records) {
-        batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
-        batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
-        batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
-        batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
-        std::uint64_t const lanes = lane_bits<batch>(near_midpoints<T, E, W>(t0)) |
-                                    lane_bits<batch>(near_midpoints<T, E, W>(t1)) << width |
-                                    lane_bits<batch>(near_midpoints<T, E, W>(t2)) << 2 * width |
-                                    lane_bits<batch>(near_midpoints<T, E, W>(t3)) << 3 * width;
-        marked.at[marked.count] = i;
-        marked.lanes[marked.count] = lanes;
-        marked.count += lanes != 0 ? 1 : 0;
-        bool subnormal = false;
-        if constexpr (exceptions16) {
-          subnormal =
-              xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
-                         math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
+      // (Tested first outside the lambda: clang 14 checks the body of a generic lambda when the
+      // enclosing template is instantiated, and the record exists only where it records.)
+      if constexpr (records_marks) {
+        if constexpr (records) {
+          batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
+          batch const t1 = tested16(op, r1, load_batch<batch>(in.data() + i + width)...);
+          batch const t2 = tested16(op, r2, load_batch<batch>(in.data() + i + 2 * width)...);
+          batch const t3 = tested16(op, r3, load_batch<batch>(in.data() + i + 3 * width)...);
+          std::uint64_t const lanes = lane_bits<batch>(near_midpoints<T, E, W>(t0)) |
+                                      lane_bits<batch>(near_midpoints<T, E, W>(t1)) << width |
+                                      lane_bits<batch>(near_midpoints<T, E, W>(t2)) << 2 * width |
+                                      lane_bits<batch>(near_midpoints<T, E, W>(t3)) << 3 * width;
+          marked.at[marked.count] = i;
+          marked.lanes[marked.count] = lanes;
+          marked.count += lanes != 0 ? 1 : 0;
+          bool subnormal = false;
+          if constexpr (exceptions16) {
+            subnormal =
+                xsimd::any(math::narrow16_exceptions<T>(r0) | math::narrow16_exceptions<T>(r1) |
+                           math::narrow16_exceptions<T>(r2) | math::narrow16_exceptions<T>(r3));
+          }
+          if (subnormal) [[unlikely]] {
+            store_each(r0, r1, r2, r3);
+          } else {
+            store_usual(r0, r1, r2, r3);
+          }
+          if (marked.count == marked.capacity) [[unlikely]] {
+            flush_marked16<batch>(op, marked, deferred, out, in...);
+          }
+          continue;
         }
-        if (subnormal) [[unlikely]] {
-          store_each(r0, r1, r2, r3);
-        } else {
-          store_usual(r0, r1, r2, r3);
-        }
-        if (marked.count == marked.capacity) [[unlikely]] {
-          flush_marked16<batch>(op, marked, deferred, out, in...);
-        }
-        continue;
       }
       if constexpr (recompute || exceptions16) {
         batch const t0 = tested16(op, r0, load_batch<batch>(in.data() + i)...);
