@@ -453,14 +453,22 @@ void expect_kernels_match_scalar(F const& f, std::span<T const> x, std::span<T c
       ASSERT_FALSE(signaling_nan_bits(dx_from_output[i])) << "n=" << n << " y bits " << x[i].bits;
     }
   }
-  // In place: y is x, dx is dy.
+  // In place: y is x, dx is dy. In place runs another loop than out of place (kernels.hpp: it
+  // cannot record its marks to recompute them later), compiled on its own: where x is a NaN the
+  // two may return NaNs of different signs (x86 propagates the first operand's NaN, and which
+  // operand of a commutative instruction comes first is the compiler's choice: bfloat16 silu's
+  // backward at x bits 0x7fb0 gave 0x7ff0 in place and 0xfff0 out of place once the record moved
+  // after the store). Some NaN is the policy (README), so a NaN equals any NaN here too.
   std::vector<T> in_place(x.begin(), x.end());
   forward(f, std::span<T const>(in_place), std::span<T>(in_place));
   std::vector<T> grad(dy.begin(), dy.end());
   backward(f, x, std::span<T const>(grad), std::span<T>(grad));
   for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(in_place[i].bits, y[i].bits);
-    ASSERT_EQ(grad[i].bits, dx[i].bits);
+    ASSERT_TRUE(same_bits(in_place[i], y[i]))
+        << "n=" << n << " x bits " << x[i].bits << ": in place " << in_place[i].bits << ", not "
+        << y[i].bits;
+    ASSERT_TRUE(same_bits(grad[i], dx[i])) << "n=" << n << " x bits " << x[i].bits << ": in place "
+                                           << grad[i].bits << ", not " << dx[i].bits;
   }
 }
 
