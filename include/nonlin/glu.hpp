@@ -336,9 +336,6 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
               lane_bits<batch>(near_midpoints<T, E>(r1.d_value)) << width |
               lane_bits<batch>(near_midpoints<T, E>(r0.d_gate)) << 2 * width |
               lane_bits<batch>(near_midpoints<T, E>(r1.d_gate)) << 3 * width;
-          marked.at[marked.count] = i;
-          marked.lanes[marked.count] = lanes;
-          marked.count += lanes != 0 ? 1 : 0;
           bool subnormal = false;
           if constexpr (exceptions16) {
             subnormal = xsimd::any(math::narrow16_exceptions<T>(r0.d_value) |
@@ -351,7 +348,7 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
           } else {
             store_usual(r0, r1);
           }
-          if (marked.count == marked.capacity) [[unlikely]] {
+          if (marked.full_after(i, lanes)) [[unlikely]] {
             flush_marked_pairs16<batch>(op, marked, out0, out1, in...);
           }
           continue;

@@ -607,6 +607,14 @@ struct marked_iterations16 {
   std::array<std::size_t, capacity> at;
   std::array<std::uint64_t, capacity> lanes;
   std::size_t count = 0;
+  // Records the iteration at `position` with its marked lanes (kept only if any is set); true
+  // when the record is full.
+  bool full_after(std::size_t position, std::uint64_t marked_lanes) noexcept {
+    at[count] = position;
+    lanes[count] = marked_lanes;
+    count += marked_lanes != 0 ? 1 : 0;
+    return count == capacity;
+  }
 };
 
 // The marked lanes of `marked` packed into `deferred` from the input arrays, batch by batch
@@ -722,9 +730,6 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
                                       lane_bits<batch>(near_midpoints<T, E, W>(t1)) << width |
                                       lane_bits<batch>(near_midpoints<T, E, W>(t2)) << 2 * width |
                                       lane_bits<batch>(near_midpoints<T, E, W>(t3)) << 3 * width;
-          marked.at[marked.count] = i;
-          marked.lanes[marked.count] = lanes;
-          marked.count += lanes != 0 ? 1 : 0;
           bool subnormal = false;
           if constexpr (exceptions16) {
             subnormal =
@@ -736,7 +741,7 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
           } else {
             store_usual(r0, r1, r2, r3);
           }
-          if (marked.count == marked.capacity) [[unlikely]] {
+          if (marked.full_after(i, lanes)) [[unlikely]] {
             flush_marked16<batch>(op, marked, deferred, out, in...);
           }
           continue;

@@ -34,8 +34,9 @@ struct root_window {
 //     third of its speed (1.2-1.5 against 1.9-2.0 el/ns without it), gelu_exact's and mish's
 //     float backward 1.12-1.19x.
 //   - a narrower one (silu's default tier +-0.05, gelu_tanh's +-0.005) branches: the table's ~24
-//     operations on every lane cost float silu's backward 0.69x at 4K and 0.86x at 16M of N(0, 1)
-//     inputs (1 batch in 4 has a lane in its window there), gelu_tanh's 0.86x.
+//     operations on every lane cost float silu's backward 0.69x at 4K and 0.86x at 16M even on
+//     N(0, 1) inputs (1 batch in 4 has a lane in its window there), and float gelu_tanh's 0.86x
+//     at 4K and 16M of the benchmarks' inputs.
 // A scalar always takes the branch.
 inline constexpr double unbranched_root_window = 0.3;
 
