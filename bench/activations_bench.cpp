@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <new>
 #include <numbers>
@@ -599,6 +600,36 @@ void register_all() {
   add_peers_gated();
 }
 
+// The processor the run measured, from /proc/cpuinfo where there is one: "model name" and, on
+// x86, family and model. The ratios move with it (docs/design.md: the same code measured on
+// Zen 4, Zen 5 and an Intel Xeon), and Google Benchmark's context has only the clock and caches.
+std::string cpu_description() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  std::string name;
+  std::string family;
+  std::string model;
+  // "key<tabs>: value"; the first processor's lines only (they end at the first empty line).
+  auto const value = [&](std::string_view key, std::string& out) {
+    auto const colon = line.find(':');
+    if (out.empty() && colon != std::string::npos &&
+        std::string_view(line).substr(0, line.find_last_not_of(" \t", colon - 1) + 1) == key) {
+      auto const start = line.find_first_not_of(' ', colon + 1);
+      out = start == std::string::npos ? "" : line.substr(start);
+    }
+  };
+  while (std::getline(cpuinfo, line) && !line.empty()) {
+    value("model name", name);
+    value("cpu family", family);
+    value("model", model);
+  }
+  if (name.empty()) {
+    return "unknown";
+  }
+  return family.empty() || model.empty() ? name
+                                         : name + " (family " + family + ", model " + model + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -620,6 +651,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("nonlin_compiler", NONLIN_BENCH_COMPILER);
   benchmark::AddCustomContext("nonlin_arch_flags", NONLIN_BENCH_ARCH_FLAGS);
   benchmark::AddCustomContext("nonlin_xsimd_arch", xsimd::default_arch::name());
+  benchmark::AddCustomContext("nonlin_cpu", cpu_description());
 #if defined(__OPTIMIZE__) && defined(NDEBUG)
   benchmark::AddCustomContext("nonlin_build", "optimized, NDEBUG");
 #elif defined(__OPTIMIZE__)
