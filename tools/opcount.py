@@ -31,6 +31,16 @@ kernels (31 within 9%: gelu_exact backward 1.08; median 0.98); it misses where a
 bind (hardsigmoid and hardswish backward, predicted 28-45% fast) and on gelu_tanh forward (11%
 slow).
 
+The port column is the model that predicts the Intel Xeon (Emerald Rapids, Golden Cove cores) the
+VM ran on from 2026-12-07: "port cycles" = the cycles the fall-through path's vector operations
+hold ports 0 and 5, the only two that take 512-bit operations (PORTS: most take either, compares,
+vfpclass, permutes and conversions port 5 only, shifts and vrcp14 port 0 only), or the divider's,
+whichever binds. Against that day's docs run (4K floats, el/ns at the probe's 3.52 GHz) it
+predicts 35 of the 59 elementwise and gated kernels that take at least 4 cycles a batch within
+10% and 50 within 15% (median 0.92: the machine reaches about 92% of the bound), the chain model
+23 within 10%: there every operation costs its port time wherever it sits in the chain. It
+misses mish (0.69-0.78) and the log1p forwards (softplus, log_sigmoid: 0.74).
+
 A call inside a hot loop is a finding (the callee reloads its constants, spills, and runs
 vzeroupper): it goes to stderr and to the notes, and the callee's instructions (and its own
 callees') are added to the loop's counts, as what runs per batch. A hot loop of an elementwise
@@ -387,6 +397,53 @@ def chain_wait(insns):
     return ops, wait
 
 
+# Intel Golden Cove (the Emerald Rapids Xeon of 2026-12-07), zmm: every 512-bit operation issues
+# on port 0 or port 5, one a cycle each (tools/isa_probe: FMA, add, mul, max, scalef, ternlog and
+# blends 2 a cycle; compares into a mask, vfpclass, vpermps, vpmovzxwd, shuffles and the
+# conversions 1, on port 5; shifts 1, on port 0; vrcp14ps one per 2 cycles, vcvtne2ps2bf16 one
+# per 2.2, vdivps one per 9.6: the divider is a unit of its own, a bound beside the ports
+# (DIVIDER_CYCLES), its uops taken as 3 on either port). By mnemonic prefix without the leading
+# "v", the first match wins: (port, cycles it holds the port); "05" is either port. Anything else
+# vector is "05".
+DIVIDER_CYCLES = 9.6
+PORTS = (("div", "05", 3), ("sqrt", "05", 3), ("rcp", "0", 2), ("rsqrt", "0", 2),
+         ("cvtne2ps2bf16", "5", 2.2), ("cvtneps2bf16", "5", 2), ("cmp", "5", 1),
+         ("pcmp", "5", 1), ("fpclass", "5", 1), ("ptestm", "5", 1), ("ptestnm", "5", 1),
+         ("perm", "5", 1), ("pperm", "5", 1), ("pmovzx", "5", 1), ("pmovsx", "5", 1),
+         ("unpck", "5", 1), ("punpck", "5", 1), ("pack", "5", 1), ("shuf", "5", 1),
+         ("pshuf", "5", 1), ("insert", "5", 1), ("extract", "5", 1), ("compress", "5", 2),
+         ("pcompress", "5", 2), ("expand", "5", 2), ("cvt", "5", 1), ("psll", "0", 1),
+         ("psrl", "0", 1), ("psra", "0", 1), ("kortest", "0", 1), ("ktest", "0", 1))
+
+
+def port_cycles(insns):
+    """Cycles the vector operations of insns hold Golden Cove's ports 0 and 5 (see PORTS), the
+    two balanced where they can be: max(port 0, port 5, (all) / 2, the divider's cycles). Loads,
+    stores, register moves and broadcasts from memory are not counted (they have ports of their
+    own)."""
+    p0 = p5 = either = divider = 0.0
+    for insn in insns:
+        kind = classify(insn)
+        if not insn.is_vector or kind in ("load", "store", "call") or (
+                kind == "other" and latency(insn) == 0 and insn.mnemonic.lstrip("v").startswith(
+                    ("mov", "lea"))):
+            continue
+        base = insn.mnemonic[1:] if insn.mnemonic.startswith("v") else insn.mnemonic
+        divider += DIVIDER_CYCLES if base.startswith(DIVIDE) else 0
+        port, cycles = next(((port, cycles) for prefix, port, cycles in PORTS
+                             if base.startswith(prefix)), ("05", 1))
+        if base.startswith("kmov") and "k" in insn.operands[0] and not any(
+                MASK_REGISTER.fullmatch(op) for op in insn.operands[1:]):
+            port = "5"  # into a mask from a general register
+        if port == "0":
+            p0 += cycles
+        elif port == "5":
+            p5 += cycles
+        else:
+            either += cycles
+    return max(p0, p5, (p0 + p5 + either) / 2, divider)
+
+
 def gpr(name):
     """The 64-bit register that a general register name is part of (eax -> rax), or None."""
     if re.fullmatch(r"r(?:[a-d]x|[sd]i|[bs]p|8|9|1[0-5])", name):
@@ -544,6 +601,7 @@ def analyse_loop(f, indices, resolve, kernel, warnings):
     hot_batches = batches_per_iteration(hot) or batches
     ops, wait = chain_wait(hot)
     per_batch["chain ops"], per_batch["chain wait"] = ops / hot_batches, wait / hot_batches
+    per_batch["port cycles"] = port_cycles(hot) / hot_batches
     return {
         "function": short_name(f.name),
         "address": f"{f.section}+{loop[0].address:#x}",
@@ -650,7 +708,7 @@ def notes(loop):
 
 def print_table(loops, throughput):
     header = ["kernel", "insns/batch", "fp", "div", "store", "load", "logic/blend", "call",
-              "model cycles", "wait", "chain cycles"]
+              "model cycles", "wait", "chain cycles", "port cycles"]
     if throughput is not None:
         header.append("el/ns")
     header.append("notes")
@@ -663,6 +721,7 @@ def print_table(loops, throughput):
         cells.append(f"{loop['model_cycles']:g}")
         cells.append(f"{c['chain wait']:.0f}")
         cells.append(f"{loop['chain_cycles']:.1f}")
+        cells.append(f"{c['port cycles']:.1f}")
         if throughput is not None:  # the kernel's figure, on the first of its loops
             n, per_ns = throughput.get(loop["kernel"], (None, None))
             first = loop is next(other for other in loops if other["kernel"] == loop["kernel"])
