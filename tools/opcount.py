@@ -763,7 +763,8 @@ def main(argv):
 
     print(f"Hot loops of {SOURCE.relative_to(ROOT)}: {args.compiler} -march={args.march}; "
           "counts per batch; model = fp + 2 div + store + 0.5 logic/blend (TRAPS.md, Zen 4); "
-          "chain cycles = 0.21 ops + 0.0102 wait (Zen 5)\n")
+          "chain cycles = 0.21 ops + 0.0102 wait (Zen 5); port cycles = ports 0 and 5 or the "
+          "divider, whichever binds (Intel Golden Cove)\n")
     print_table(loops, throughput)
     for warning in dict.fromkeys(warnings):
         print(f"opcount: WARNING: {warning}", file=sys.stderr)
