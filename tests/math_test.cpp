@@ -2,7 +2,8 @@
 // The math layer's claims that are cheaper to check exhaustively than to trust: the division by
 // a small integer without a divide instruction (math/divide.hpp) rounds as the division does;
 // the fast tier's exp table holds the nearest values of 2^(j/N), and its exp (math/fast.hpp)
-// is within its stated error and the same bits for scalars and batches.
+// is within its stated error and the same bits for scalars and batches; -|x| clamped below in
+// one vrange (math::neg_abs_at_least) is the or and the max it replaces.
 // NONLIN_ACCURACY_STRIDE=k (support/accuracy_stride.hpp; the aarch64 stage under qemu): the
 // every-float loops keep every k-th batch of floats, the exp screen every 97k-th float.
 
@@ -11,7 +12,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -183,6 +186,88 @@ TEST(FastExp, WithinItsErrorAndScalarEqualsBatch) {
 // Without it (the forwards'): the entry's rounding too, measured 1.06 ulp.
 TEST(FastExp, WithoutTheLowColumnWithinItsError) {
   std::printf("fast exp without the low column: %.3f ulp\n", expect_fast_exp_within<false>(1.1));
+}
+
+// math::neg_abs_at_least(x, bound) = max(-|x|, bound) for bound <= 0 (one vrangeps/pd on
+// AVX-512, an or and a max elsewhere): the batch's bits against std::fmax(-|x|, bound), every
+// 4099th float (4099k-th for NONLIN_ACCURACY_STRIDE=k) and the values around each bound, +-0, +-inf
+// and subnormals (a NaN gives a NaN or, from vrange, the bound). Made to fail by the imm 0x0A (the
+// sign cleared: the results positive) and 0x0F (the larger magnitude: the bound where |x| <
+// |bound|).
+template <class T>
+void expect_neg_abs_at_least(T bound, std::vector<T> const& xs) {
+  using batch = xsimd::batch<T>;
+  alignas(64) T in[batch::size];
+  alignas(64) T out[batch::size];
+  for (std::size_t start = 0; start < xs.size(); start += batch::size) {
+    for (std::size_t j = 0; j < batch::size; ++j) {
+      in[j] = xs[std::min(start + j, xs.size() - 1)];
+    }
+    math::neg_abs_at_least(batch::load_aligned(in), batch(bound)).store_aligned(out);
+    for (std::size_t j = 0; j < batch::size; ++j) {
+      T const scalar = math::neg_abs_at_least(in[j], bound);
+      if (std::isnan(in[j])) {
+        // The portable form keeps the NaN; vrange returns the bound for a quiet NaN.
+        ASSERT_TRUE(std::isnan(scalar));
+        ASSERT_TRUE(std::isnan(out[j]) || out[j] == bound) << out[j];
+        continue;
+      }
+      T const want = std::fmax(-std::fabs(in[j]), bound);
+      // (Compared as doubles: a float widens exactly, -0 included.)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(static_cast<double>(out[j])),
+                std::bit_cast<std::uint64_t>(static_cast<double>(want)))
+          << "x " << in[j] << ", bound " << bound << ": " << out[j] << ", want " << want;
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(static_cast<double>(scalar)),
+                std::bit_cast<std::uint64_t>(static_cast<double>(out[j])))
+          << "scalar, x " << in[j];
+    }
+  }
+}
+
+template <class T>
+std::vector<T> neg_abs_inputs(T bound) {
+  std::vector<T> xs = {T(0),
+                       -T(0),
+                       std::numeric_limits<T>::infinity(),
+                       -std::numeric_limits<T>::infinity(),
+                       std::numeric_limits<T>::quiet_NaN(),
+                       -std::numeric_limits<T>::quiet_NaN(),
+                       std::numeric_limits<T>::denorm_min(),
+                       -std::numeric_limits<T>::denorm_min(),
+                       std::numeric_limits<T>::max(),
+                       std::numeric_limits<T>::lowest(),
+                       T(1),
+                       T(-1)};
+  T x = bound;
+  T y = bound;
+  for (int k = 0; k < 8; ++k) {  // the bound and its neighbours, either sign
+    for (T v : {x, y}) {
+      xs.push_back(v);
+      xs.push_back(-v);
+    }
+    x = std::nextafter(x, T(0));
+    y = std::nextafter(y, -std::numeric_limits<T>::infinity());
+  }
+  return xs;
+}
+
+TEST(NegAbsAtLeast, IsTheMaxOfMinusAbsAndTheBound) {
+  for (float bound : {-0.0f, -1.0f, -87.5f, -103.97208f, std::numeric_limits<float>::lowest()}) {
+    std::vector<float> xs = neg_abs_inputs(bound);
+    auto const step = 4099 * static_cast<std::uint64_t>(accuracy_stride());
+    for (std::uint64_t bits = 0; bits <= 0xffffffffu; bits += step) {
+      xs.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+    }
+    expect_neg_abs_at_least(bound, xs);
+  }
+  std::mt19937_64 random(7);
+  for (double bound : {-0.0, -1.0, -708.25, std::numeric_limits<double>::lowest()}) {
+    std::vector<double> xs = neg_abs_inputs(bound);
+    for (int k = 0; k < 1 << 16; ++k) {
+      xs.push_back(std::bit_cast<double>(random()));
+    }
+    expect_neg_abs_at_least(bound, xs);
+  }
 }
 
 }  // namespace

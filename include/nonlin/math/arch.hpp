@@ -11,6 +11,8 @@
 //   fnma, fms      c - a * b and a * b - c rounded once, likewise (no separate sign flip)
 //   divide         a / b rounded once, float batches                 (aarch64: see there)
 //   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
+//   neg_abs_at_least         max(-|x|, bound) for bound <= 0 (not NaN-propagating), one vrange
+//                            (AVX-512DQ, 512-bit)
 //   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
 //   zero_infinite_or_subnormal_class   the same or subnormal, one vfpclass
 //   subnormal_class          x is subnormal, one vfpclass (on the bits: DAZ does not hide them)
@@ -385,6 +387,34 @@ inline V min_max([[maybe_unused]] V const& bound, V const& x) noexcept {
   }
 #endif
   return x;  // not reached (has_min_max)
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- neg_abs_at_least -------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_neg_abs_at_least = detail::avx512dq&& is_batch_v<V> && sizeof(V) == 64;
+
+// max(-|x|, bound) for a bound <= 0, by one vrangeps/pd: the operand of smaller magnitude with
+// its sign set (imm 0x0E), -min(|x|, |bound|), which is the same value for every x that is not
+// a NaN (an x of the bound's magnitude gives it either way, +-0 gives -0). A quiet NaN x gives
+// the bound: vrange returns the other operand (measured: sigmoid(NaN) came out finite). One
+// operation where the portable form is an or and a max.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline V neg_abs_at_least(V const& x, V const& bound) noexcept {
+  static_assert(has_neg_abs_at_least<V>, "arch::neg_abs_at_least: not for this V");
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  constexpr int smaller_magnitude_sign_set = 0x0E;
+  if constexpr (detail::is_float<V>) {
+    return V(_mm512_range_ps(x, bound, smaller_magnitude_sign_set));
+  } else {
+    return V(_mm512_range_pd(x, bound, smaller_magnitude_sign_set));
+  }
+#else
+  (void)bound;
+  return x;  // not reached
+#endif
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 

@@ -376,6 +376,17 @@ inline exp_scaled<V> exp_scaled_nonpositive(V const& x) noexcept {
   return {math::expm1_reduced(reduction.r), reduction.n};
 }
 
+// e^-|z| as exp_scaled: exp_scaled_nonpositive(-|z|) with -|z| and its clamp in one operation
+// (math::neg_abs_at_least), the same bits wherever z is not a NaN. A NaN z may give e^lowest
+// instead of a NaN (vrange returns the bound for a quiet NaN): for callers whose result takes
+// the NaN from another operand (x sigma(x): x itself).
+template <exp_range R = exp_range::value, real_value V>
+inline exp_scaled<V> exp_scaled_of_neg_abs(V const& z) noexcept {
+  V const lowest(detail::lowest_arg<R, scalar_t<V>>);
+  auto reduction = math::reduce_exp_clamped(math::neg_abs_at_least(z, lowest));
+  return {math::expm1_reduced(reduction.r), reduction.n};
+}
+
 // e^(x + lo) where it cannot overflow (x <= max_arg, or NaN): the exps of the activations, whose
 // arguments are <= 0 (-|z|, -h^2/2, z - max). No upper clamp and no infinity to mark, two
 // compares and two selects less. Below min_arg, m = -1 (exp_split::vanished).

@@ -297,7 +297,10 @@ inline auto exp_minus_abs(double_float<V> const& z) noexcept {
   } else if constexpr (X == x_sigmoid_exp::split) {
     return math::exp_split_nonpositive<R>(math::neg_abs(z.hi));
   } else {
-    return math::exp_scaled_nonpositive<R>(math::neg_abs(z.hi));
+    // (-|z| and its clamp in one vrange where the target has it: that drops a NaN z, which the
+    // callers of this form carry in x = z itself, silu's and swish(1)'s; see
+    // exp_scaled_of_neg_abs.)
+    return math::exp_scaled_of_neg_abs<R>(z.hi);
   }
 }
 

@@ -273,6 +273,19 @@ inline V clamp_below(V const& x, V const& lo) noexcept {
   return detail::bound_or_x<true>(lo, x);
 }
 
+// max(-|x|, bound) for a bound <= 0: -|x| clamped below. One vrange on 512-bit batches
+// (arch::neg_abs_at_least), else an or and a max; the same value for every x that is not a
+// NaN. A NaN x gives a NaN in the portable form and the bound from vrange: only for callers
+// whose result carries the NaN through another operand (math::exp_scaled_of_neg_abs).
+template <real_value V>
+inline V neg_abs_at_least(V const& x, V const& bound) noexcept {
+  if constexpr (arch::has_neg_abs_at_least<V>) {
+    return arch::neg_abs_at_least(x, bound);
+  } else {
+    return math::clamp_below(math::neg_abs(x), bound);
+  }
+}
+
 // Where x is NaN give x, elsewhere v: for results that a select would otherwise make finite.
 template <real_value V>
 inline V keep_nan(V const& x, V const& v) noexcept {
