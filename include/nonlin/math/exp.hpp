@@ -369,22 +369,28 @@ inline exp_scaled<V> exp_scaled_nonpositive(V const& x, V const& lo) noexcept {
   return {math::expm1_reduced(reduction.r + kept), reduction.n};
 }
 
+namespace detail {
+// e^x as exp_scaled for an x already clamped below at lowest_arg (or NaN).
+template <real_value V>
+inline exp_scaled<V> exp_scaled_clamped(V const& clamped) noexcept {
+  auto reduction = math::reduce_exp_clamped(clamped);
+  return {math::expm1_reduced(reduction.r), reduction.n};
+}
+}  // namespace detail
+
 template <exp_range R = exp_range::value, real_value V>
 inline exp_scaled<V> exp_scaled_nonpositive(V const& x) noexcept {
-  V const lowest(detail::lowest_arg<R, scalar_t<V>>);
-  auto reduction = math::reduce_exp_clamped(math::clamp_below(x, lowest));
-  return {math::expm1_reduced(reduction.r), reduction.n};
+  return detail::exp_scaled_clamped(math::clamp_below(x, V(detail::lowest_arg<R, scalar_t<V>>)));
 }
 
 // e^-|z| as exp_scaled: exp_scaled_nonpositive(-|z|) with -|z| and its clamp in one operation
 // (math::neg_abs_at_least), the same bits wherever z is not a NaN. A NaN z may give e^lowest
 // instead of a NaN (vrange returns the bound for a quiet NaN): for callers whose result takes
-// the NaN from another operand (x sigma(x): x itself).
+// the NaN from another operand (x sigma(x) with z = x: x itself).
 template <exp_range R = exp_range::value, real_value V>
 inline exp_scaled<V> exp_scaled_of_neg_abs(V const& z) noexcept {
-  V const lowest(detail::lowest_arg<R, scalar_t<V>>);
-  auto reduction = math::reduce_exp_clamped(math::neg_abs_at_least(z, lowest));
-  return {math::expm1_reduced(reduction.r), reduction.n};
+  return detail::exp_scaled_clamped(
+      math::neg_abs_at_least(z, V(detail::lowest_arg<R, scalar_t<V>>)));
 }
 
 // e^(x + lo) where it cannot overflow (x <= max_arg, or NaN): the exps of the activations, whose

@@ -298,8 +298,8 @@ inline auto exp_minus_abs(double_float<V> const& z) noexcept {
     return math::exp_split_nonpositive<R>(math::neg_abs(z.hi));
   } else {
     // (-|z| and its clamp in one vrange where the target has it: that drops a NaN z, which the
-    // callers of this form carry in x = z itself, silu's and swish(1)'s; see
-    // exp_scaled_of_neg_abs.)
+    // callers of this form (an exact z = x: silu, swish(1) and the SwiGLU gate, forward and
+    // derivative) carry in x itself; see exp_scaled_of_neg_abs.)
     return math::exp_scaled_of_neg_abs<R>(z.hi);
   }
 }
