@@ -11,6 +11,8 @@
 //   fnma, fms      c - a * b and a * b - c rounded once, likewise (no separate sign flip)
 //   divide         a / b rounded once, float batches                 (aarch64: see there)
 //   min_max        x86's max/min: bound > x ? bound : x (x if NaN)   (SSE2, AVX, AVX-512F)
+//   fixup_by_class dst, x or a constant per lane by x's class (NaN, 0, negative, positive...),
+//                  one vfixupimm                                     (AVX-512F, 512-bit)
 //   neg_abs_at_least         max(-|x|, bound) for bound <= 0 (not NaN-propagating), one vrange
 //                            (AVX-512DQ, 512-bit)
 //   zero_or_infinite_class   x is +-0 or +-inf, one vfpclass         (AVX-512DQ, 512-bit)
@@ -387,6 +389,36 @@ inline V min_max([[maybe_unused]] V const& bound, V const& x) noexcept {
   }
 #endif
   return x;  // not reached (has_min_max)
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- fixup_by_class ---------------------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_fixup_by_class = detail::avx512f&& is_batch_v<V> && sizeof(V) == 64;
+
+// Per lane, one of dst, x or a constant, chosen by x's class: one vfixupimmps/pd. `table` holds
+// a 4-bit response per class at bits 4j..4j+3, j = 0 quiet NaN, 1 signaling NaN, 2 +-0, 3 +1,
+// 4 -inf, 5 +inf, 6 other negative, 7 other positive (subnormals are negative or positive: no
+// DAZ here); the responses used here are 0 dst, 1 x as it is (a signaling NaN too: measured),
+// 8 +0, 10 +1 (Intel SDM, VFIXUPIMMPS). One p05 operation where a select on x > 0 is a compare
+// (port 5 only on Intel) and a blend, and a NaN test one more of each.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <std::uint32_t table, class V>
+inline V fixup_by_class(V const& dst, V const& x) noexcept {
+  static_assert(has_fixup_by_class<V>, "arch::fixup_by_class: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  constexpr int no_exceptions = 0;  // imm8: no #ZE / #IE reports for the classes
+  if constexpr (detail::is_float<V>) {
+    return V(_mm512_fixupimm_ps(dst, x, _mm512_set1_epi32(static_cast<int>(table)), no_exceptions));
+  } else {
+    return V(_mm512_fixupimm_pd(dst, x, _mm512_set1_epi64(static_cast<long long>(table)),
+                                no_exceptions));
+  }
+#else
+  (void)x;
+  return dst;  // not reached
+#endif
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP
 
