@@ -167,7 +167,7 @@ struct elu {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
-    return math::select(y > V(0), math::c<V>(1), y + math::c<V>(alpha));  // NaN: y + alpha
+    return math::one_where_positive(y, y + math::c<V>(alpha));  // NaN: y + alpha
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
@@ -268,7 +268,7 @@ struct celu {
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
     V const left = math::c<V>(1) + detail::over_width(y, alpha);
-    return math::select(y > V(0), math::c<V>(1), left);  // NaN: left
+    return math::one_where_positive(y, left);  // NaN: left
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {

@@ -386,7 +386,7 @@ inline exp_scaled<V> exp_scaled_nonpositive(V const& x) noexcept {
 // e^-|z| as exp_scaled: exp_scaled_nonpositive(-|z|) with -|z| and its clamp in one operation
 // (math::neg_abs_at_least), the same bits wherever z is not a NaN. A NaN z may give e^lowest
 // instead of a NaN (vrange returns the bound for a quiet NaN): for callers whose result takes
-// the NaN from another operand (x sigma(x) with z = x: x itself).
+// the NaN from another operand (x sigma(x) with z = x: x itself; sigma(z): its numerator, from z).
 template <exp_range R = exp_range::value, real_value V>
 inline exp_scaled<V> exp_scaled_of_neg_abs(V const& z) noexcept {
   return detail::exp_scaled_clamped(

@@ -163,7 +163,7 @@ namespace detail {
 template <real_value V>
 inline V sigmoid_given(V const& z, exp_scaled<V> const& e) noexcept {
   V const value = e.value();
-  return math::divide_by_one_plus(math::select(z >= V(0), math::c<V>(1), value), value);
+  return math::divide_by_one_plus(math::one_where_nonnegative(z, value), value);
 }
 // c sigma'(z) = c q (1 - q), q = sigma(-|z|) = e / (1 + e) in [0, 1/2], before e's scale 2^n:
 // e = (u + u_lo) 2^n with u = 1 + m rounded and u_lo what that rounding lost, and v = u 2^n its
@@ -198,7 +198,9 @@ inline V sigmoid_derivative_given(exp_scaled<V> const& e, V const& power_of_two)
 
 template <real_value V>
 inline V sigmoid(V const& z) noexcept {
-  return detail::sigmoid_given(z, math::exp_scaled_nonpositive(math::neg_abs(z)));
+  // -|z| and the exp's clamp in one vrange where the target has it (exp_scaled_of_neg_abs); that
+  // drops a NaN z, which the numerator then takes from z itself (one_where_nonnegative).
+  return detail::sigmoid_given(z, math::exp_scaled_of_neg_abs(z));
 }
 
 // sigma'(z) = e / (1 + e)^2 = q (1 - q), times a power of two c (exact before the scale, so that a
@@ -263,11 +265,13 @@ inline V sigmoid_times(V const& z, V const& dy) noexcept {
   return math::sigmoid_product(dy * math::sigmoid(z), z, dy, z);
 }
 
-// log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1] (or NaN).
+// log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1]. A NaN z comes
+// through max(z, 0) (positive_part keeps it), so -|z| and the exp's clamp may be one vrange
+// (exp_scaled_of_neg_abs), which drops it.
 template <real_value V>
 inline V softplus(V const& z) noexcept {
-  V const e = math::exp_nonpositive(math::neg_abs(z));
-  return math::select(z > V(0), z, V(0)) + math::log1p_above_minus_one(e);
+  V const e = math::exp_scaled_of_neg_abs(z).value();
+  return math::positive_part(z) + math::log1p_above_minus_one(e);
 }
 
 // -|z| for z = z.hi + z.lo as hi + lo (lo 0 where z.hi is infinite, where two_product leaves no

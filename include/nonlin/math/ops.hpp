@@ -322,6 +322,33 @@ inline V positive_part(V const& x) noexcept {
   }
 }
 
+// 1 where z >= 0 (-0 included), v where z < 0 (the logistic's numerator). Where z is NaN: z on
+// 512-bit batches, one vfixupimm (arch::fixup_by_class) instead of a compare (port 5 only on
+// Intel) and a blend; v elsewhere, so a caller must pass a v that is NaN where z is unless the
+// target has the instruction (math::sigmoid: e^-|z| keeps a NaN z exactly where the vrange that
+// drops it is missing, and every target with vrange has vfixupimm).
+template <real_value V>
+inline V one_where_nonnegative(V const& z, V const& v) noexcept {
+  if constexpr (arch::has_fixup_by_class<V>) {
+    // QNaN, SNaN: z; +-0, +1, +inf, positive: +1; -inf, negative: v.
+    return arch::fixup_by_class<0xA0A0AA11u>(v, z);
+  } else {
+    return math::select(z >= V(0), math::c<V>(1), v);
+  }
+}
+
+// 1 where y > 0, v elsewhere (a NaN y included): the exponential linear units' slope from their
+// output. One vfixupimm on 512-bit batches, a compare and a blend elsewhere; the same bits.
+template <real_value V>
+inline V one_where_positive(V const& y, V const& v) noexcept {
+  if constexpr (arch::has_fixup_by_class<V>) {
+    // +1, +inf, positive: +1; every other class: v.
+    return arch::fixup_by_class<0xA0A0A000u>(v, y);
+  } else {
+    return math::select(y > V(0), math::c<V>(1), v);
+  }
+}
+
 // x is 0 or infinite: where a first-order correction x (1 + delta) must leave x alone. On
 // 512-bit batches one vfpclass (classes +-0, +-inf) instead of two compares, an and and an or.
 template <real_value V>
