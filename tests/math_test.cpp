@@ -273,11 +273,14 @@ TEST(NegAbsAtLeast, IsTheMaxOfMinusAbsAndTheBound) {
 }
 
 // math::where_positive(x, v) (v where x > 0, x where x is NaN, +0 elsewhere), positive_part(x)
-// (relu) and keep_nan(x, v): one vfixupimm each on AVX-512 (arch::fixup_by_class), selects
-// elsewhere. The batch's bits and the scalar call's against the selects written out here, for
-// every 257th float (257k-th for NONLIN_ACCURACY_STRIDE=k) and the classes' edges (signaling NaNs,
-// subnormals, +-0, +-1, +-inf), with v cycling through ordinary values, -0, inf and a NaN.
-// Made to fail by the table 0x08080821 (a quieted signaling NaN) and 0x08088811 (+0 for +1).
+// (relu), keep_nan(x, v), one_where_positive(x, v) (1 where x > 0, else v) and
+// one_where_nonnegative(x, v) (1 where x >= 0, v where x < 0; a NaN x gives x from vfixupimm,
+// v from the select): one vfixupimm each on AVX-512 (arch::fixup_by_class), selects elsewhere. The
+// batch's bits and the scalar call's against the selects written out here, for every 257th float
+// (257k-th for NONLIN_ACCURACY_STRIDE=k) and the classes' edges (signaling NaNs, subnormals, +-0,
+// +-1, +-inf), with v cycling through ordinary values, -0, inf and a NaN. Made to fail by the table
+// 0x08080821 (a quieted signaling NaN), 0x08088811 (+0 for +1), and one_where_positive's and
+// one_where_nonnegative's tables answering dst for positive numbers and for +-0.
 template <class T>
 void expect_class_fixups(std::vector<T> const& xs) {
   using batch = xsimd::batch<T>;
@@ -288,7 +291,8 @@ void expect_class_fixups(std::vector<T> const& xs) {
   };
   alignas(64) T in[batch::size];
   alignas(64) T v[batch::size];
-  alignas(64) T out[3][batch::size];
+  constexpr int functions = 5;
+  alignas(64) T out[functions][batch::size];
   for (std::size_t start = 0; start < xs.size(); start += batch::size) {
     for (std::size_t j = 0; j < batch::size; ++j) {
       in[j] = xs[std::min(start + j, xs.size() - 1)];
@@ -299,17 +303,23 @@ void expect_class_fixups(std::vector<T> const& xs) {
     math::where_positive(x, vb).store_aligned(out[0]);
     math::positive_part(x).store_aligned(out[1]);
     math::keep_nan(x, vb).store_aligned(out[2]);
+    math::one_where_positive(x, vb).store_aligned(out[3]);
+    math::one_where_nonnegative(x, vb).store_aligned(out[4]);
     for (std::size_t j = 0; j < batch::size; ++j) {
       T const xj = in[j];
       bool const nan = std::isnan(xj);
-      T const want[3] = {nan ? xj : (xj > T(0) ? v[j] : T(0)), nan || xj > T(0) ? xj : T(0),
-                         nan ? xj : v[j]};
-      T const scalar[3] = {math::where_positive(xj, v[j]), math::positive_part(xj),
-                           math::keep_nan(xj, v[j])};
-      for (int f = 0; f < 3; ++f) {
+      T const nonnegative = xj >= T(0) ? T(1) : v[j];
+      T const want[functions] = {nan ? xj : (xj > T(0) ? v[j] : T(0)), nan || xj > T(0) ? xj : T(0),
+                                 nan ? xj : v[j], xj > T(0) ? T(1) : v[j],
+                                 nan && math::arch::has_fixup_by_class<batch> ? xj : nonnegative};
+      T const scalar[functions] = {math::where_positive(xj, v[j]), math::positive_part(xj),
+                                   math::keep_nan(xj, v[j]), math::one_where_positive(xj, v[j]),
+                                   math::one_where_nonnegative(xj, v[j])};
+      T const want_scalar[functions] = {want[0], want[1], want[2], want[3], nonnegative};
+      for (int f = 0; f < functions; ++f) {
         ASSERT_EQ(bits(out[f][j]), bits(want[f]))
             << "function " << f << ", x bits " << std::hex << bits(xj) << ", v " << v[j];
-        ASSERT_EQ(bits(scalar[f]), bits(want[f]))
+        ASSERT_EQ(bits(scalar[f]), bits(want_scalar[f]))
             << "scalar, function " << f << ", x bits " << std::hex << bits(xj);
       }
     }

@@ -147,6 +147,16 @@ TYPED_TEST(SpecialValues, SignedZero) {
   EXPECT_TRUE(std::signbit(lane(gelu_exact{}(minus_zero), 0)));
   EXPECT_TRUE(std::signbit(lane(silu{}(minus_zero), 0)));
   EXPECT_FALSE(std::signbit(lane(relu{}(minus_zero), 0)));  // relu(x <= 0) = +0
+  EXPECT_FALSE(std::signbit(lane(relu6{}(minus_zero), 0)));
+  EXPECT_TRUE(std::signbit(lane(hardtanh{}(minus_zero), 0)));  // inside: x itself
+  // At a zero bound the closed saturation gives the bound's zero, whatever x's sign; also where
+  // the bound is a double that V holds as a zero (its min/max form would give x's).
+  EXPECT_FALSE(std::signbit(lane(hardtanh{.min = 0.0, .max = 1.0}(minus_zero), 0)));
+  EXPECT_TRUE(std::signbit(lane(hardtanh{.min = -0.0, .max = 1.0}(V(T(0))), 0)));
+  EXPECT_TRUE(std::signbit(lane(hardtanh{.min = -1.0, .max = -0.0}(V(T(0))), 0)));
+  T const tiny_bound = static_cast<T>(-1e-300);  // -0 in float
+  EXPECT_EQ(std::signbit(lane(hardtanh{.min = -1e-300, .max = 1.0}(V(T(0))), 0)),
+            tiny_bound == T(0));
   // hardswish'(-1.5) = 0, and dy times it has dy's sign (in double too, where dy (2x + 3) is
   // divided by 6, whose residual step gives +0 for -0).
   EXPECT_TRUE(std::signbit(lane(hardswish{}.backward(V(T(-1.5)), V(T(-3))), 0)));

@@ -32,7 +32,7 @@ struct step {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return math::where_positive(x, V(0));  // 0, NaN for NaN
+    return math::keep_nan(x, V(0));
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V /*dy*/) const noexcept {
@@ -40,7 +40,7 @@ struct step {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
-    return math::where_positive(y, V(0));
+    return math::keep_nan(y, V(0));
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V /*dy*/) const noexcept {
@@ -102,12 +102,15 @@ struct hardtanh {
 
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
-    V const lo(static_cast<scalar_t<V>>(min));
-    V const hi(static_cast<scalar_t<V>>(max));
+    auto const l = static_cast<scalar_t<V>>(min);
+    auto const h = static_cast<scalar_t<V>>(max);
+    V const lo(l);
+    V const hi(h);
     // x86's max and min with the bound first are these selects, two operations instead of two
     // compares (port 5 only on Intel) and two blends, except where x and a bound are zeros of
-    // opposite signs (the select gives the bound, they give x) or the bounds are out of order.
-    if (min < max && min != 0.0 && max != 0.0) {
+    // opposite signs (the select gives the bound, they give x) or the bounds are out of order;
+    // tested on the bounds as V holds them (a tiny double bound is a float zero).
+    if (l < h && l != 0 && h != 0) {
       return math::clamp_below(math::clamp_above(x, hi), lo);
     }
     return math::select(x <= lo, lo, math::select(x >= hi, hi, x));

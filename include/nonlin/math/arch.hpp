@@ -397,12 +397,32 @@ NONLIN_INTRINSIC_DIAGNOSTICS_POP
 template <class V>
 inline constexpr bool has_fixup_by_class = detail::avx512f&& is_batch_v<V> && sizeof(V) == 64;
 
-// Per lane, one of dst, x or a constant, chosen by x's class: one vfixupimmps/pd. `table` holds
-// a 4-bit response per class at bits 4j..4j+3, j = 0 quiet NaN, 1 signaling NaN, 2 +-0, 3 +1,
-// 4 -inf, 5 +inf, 6 other negative, 7 other positive (subnormals are negative or positive: no
-// DAZ here); the responses used here are 0 dst, 1 x as it is (a signaling NaN too: measured),
-// 8 +0, 10 +1 (Intel SDM, VFIXUPIMMPS). One p05 operation where a select on x > 0 is a compare
-// (port 5 only on Intel) and a blend, and a NaN test one more of each.
+// Per lane, one of dst, x or a constant, chosen by x's class: one vfixupimmps/pd, on port 0 or 5
+// (probed), where a select on x > 0 is a compare (port 5 only on Intel) and a blend, and a NaN
+// test one more of each. `table` holds a 4-bit response per class (Intel SDM, VFIXUPIMMPS);
+// fixup_table builds it from the responses by name. Subnormals are negative or positive (no DAZ
+// here); the response x passes a signaling NaN as it is (measured on every float).
+enum class fixup_response : std::uint32_t { dst = 0, x = 1, plus_zero = 8, plus_one = 10 };
+struct fixup_classes {
+  fixup_response quiet_nan = fixup_response::dst;
+  fixup_response signaling_nan = fixup_response::dst;
+  fixup_response zero = fixup_response::dst;  // +-0
+  fixup_response plus_one = fixup_response::dst;
+  fixup_response minus_infinity = fixup_response::dst;
+  fixup_response plus_infinity = fixup_response::dst;
+  fixup_response negative = fixup_response::dst;  // the other negative numbers
+  fixup_response positive = fixup_response::dst;  // the other positive numbers
+};
+constexpr std::uint32_t fixup_table(fixup_classes const& c) noexcept {
+  fixup_response const in_order[] = {c.quiet_nan,      c.signaling_nan, c.zero,     c.plus_one,
+                                     c.minus_infinity, c.plus_infinity, c.negative, c.positive};
+  std::uint32_t table = 0;
+  for (int j = 0; j < 8; ++j) {
+    table |= static_cast<std::uint32_t>(in_order[j]) << (4 * j);
+  }
+  return table;
+}
+
 NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
 template <std::uint32_t table, class V>
 inline V fixup_by_class(V const& dst, V const& x) noexcept {

@@ -286,13 +286,17 @@ inline V neg_abs_at_least(V const& x, V const& bound) noexcept {
   }
 }
 
+// The responses of arch::fixup_by_class's tables, by name.
+using fixup = arch::fixup_response;
+
 // Where x is NaN give x, elsewhere v: for results that a select would otherwise make finite.
 // On 512-bit batches one vfixupimm (arch::fixup_by_class) instead of a compare (port 5 only on
 // Intel) and a blend.
 template <real_value V>
 inline V keep_nan(V const& x, V const& v) noexcept {
   if constexpr (arch::has_fixup_by_class<V>) {
-    return arch::fixup_by_class<0x00000011u>(v, x);  // QNaN, SNaN: x; every other class: v
+    return arch::fixup_by_class<arch::fixup_table(
+        {.quiet_nan = fixup::x, .signaling_nan = fixup::x})>(v, x);
   } else {
     return math::select(math::is_nan(x), x, v);
   }
@@ -304,8 +308,12 @@ inline V keep_nan(V const& x, V const& v) noexcept {
 template <real_value V>
 inline V where_positive(V const& x, V const& v) noexcept {
   if constexpr (arch::has_fixup_by_class<V>) {
-    // QNaN, SNaN: x; +-0, -inf, negative: +0; +1, +inf, positive: v.
-    return arch::fixup_by_class<0x08080811u>(v, x);
+    constexpr auto table = arch::fixup_table({.quiet_nan = fixup::x,
+                                              .signaling_nan = fixup::x,
+                                              .zero = fixup::plus_zero,
+                                              .minus_infinity = fixup::plus_zero,
+                                              .negative = fixup::plus_zero});
+    return arch::fixup_by_class<table>(v, x);
   } else {
     return math::keep_nan(x, math::select(x > V(0), v, V(0)));
   }
@@ -330,8 +338,13 @@ inline V positive_part(V const& x) noexcept {
 template <real_value V>
 inline V one_where_nonnegative(V const& z, V const& v) noexcept {
   if constexpr (arch::has_fixup_by_class<V>) {
-    // QNaN, SNaN: z; +-0, +1, +inf, positive: +1; -inf, negative: v.
-    return arch::fixup_by_class<0xA0A0AA11u>(v, z);
+    constexpr auto table = arch::fixup_table({.quiet_nan = fixup::x,
+                                              .signaling_nan = fixup::x,
+                                              .zero = fixup::plus_one,
+                                              .plus_one = fixup::plus_one,
+                                              .plus_infinity = fixup::plus_one,
+                                              .positive = fixup::plus_one});
+    return arch::fixup_by_class<table>(v, z);
   } else {
     return math::select(z >= V(0), math::c<V>(1), v);
   }
@@ -342,8 +355,10 @@ inline V one_where_nonnegative(V const& z, V const& v) noexcept {
 template <real_value V>
 inline V one_where_positive(V const& y, V const& v) noexcept {
   if constexpr (arch::has_fixup_by_class<V>) {
-    // +1, +inf, positive: +1; every other class: v.
-    return arch::fixup_by_class<0xA0A0A000u>(v, y);
+    constexpr auto table = arch::fixup_table({.plus_one = fixup::plus_one,
+                                              .plus_infinity = fixup::plus_one,
+                                              .positive = fixup::plus_one});
+    return arch::fixup_by_class<table>(v, y);
   } else {
     return math::select(y > V(0), math::c<V>(1), v);
   }
