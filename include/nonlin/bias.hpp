@@ -151,14 +151,14 @@ void forward_with_bias(F const& f, std::span<T const> x, std::span<T const> bias
   if (shape.inner == 1) {  // (n, channels): the bias runs along each row
     for (std::size_t i = 0; i < shape.n; ++i) {
       std::size_t const offset = i * shape.channels;
-      detail::elementwise<Arch>(op, y.subspan(offset, shape.channels),
-                                x.subspan(offset, shape.channels), bias);
+      detail::elementwise_forward<F, Arch, detail::exact16::none>(
+          op, y.subspan(offset, shape.channels), x.subspan(offset, shape.channels), bias);
     }
     return;
   }
   detail::for_each_block(shape, [&](std::size_t c, std::size_t offset) {
     auto const b = detail::widened(bias[c]);
-    detail::elementwise<Arch>(
+    detail::elementwise_forward<F, Arch, detail::exact16::none>(
         [op, b](auto xb) -> decltype(op(xb, xb)) {
           using B = decltype(xb);
           return op(xb, B(b));
@@ -249,9 +249,9 @@ void gated_forward_fused_with_bias(F const& f, std::span<T const> x, std::span<T
   };
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
-    detail::elementwise<Arch>(op, out.subspan(half * r, half), row.subspan(at.value, half),
-                              row.subspan(at.gate, half), bias.subspan(at.value, half),
-                              bias.subspan(at.gate, half));
+    detail::elementwise_forward<F, Arch, detail::exact16::none>(
+        op, out.subspan(half * r, half), row.subspan(at.value, half), row.subspan(at.gate, half),
+        bias.subspan(at.value, half), bias.subspan(at.gate, half));
   }
 }
 

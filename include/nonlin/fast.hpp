@@ -327,6 +327,9 @@ struct celu {
 // Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct gelu_exact {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::fast::normal(x).x_cdf;

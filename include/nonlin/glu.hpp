@@ -74,6 +74,8 @@ struct gated {
   // exactness16; their exact results lie on a midpoint often).
   static constexpr bool exact_normal_results =
       detail::exactness16<Act>() == detail::exact16::representable;
+  // The act's long forward chain is the gated forward's (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = detail::long_forward_chain<Act>;
 
   template <real_value V>
   requires unary_activation<Act, V> NONLIN_ISA_TAG V operator()(V value, V gate) const noexcept {
@@ -449,8 +451,8 @@ void gated_forward(F const& f, std::span<T const> value, std::span<T const> gate
   detail::require_same_size<T>(where, "value", value, "out", out);
   detail::require_no_partial_overlap<T>(where, "out", out, "value", value);
   detail::require_no_partial_overlap<T>(where, "out", out, "gate", gate);
-  detail::elementwise<Arch, detail::exactness16<F>()>(detail::gated_forward_op<T>(f), out, value,
-                                                      gate);
+  detail::elementwise_forward<F, Arch, detail::exactness16<F>()>(detail::gated_forward_op<T>(f),
+                                                                 out, value, gate);
 }
 
 // d_value = dy * act(gate), d_gate = dy * value * act'(gate), in one pass. Each output may be
@@ -492,7 +494,7 @@ void gated_forward_fused(F const& f, std::span<T const> x, std::span<T> out, std
   auto const op = detail::gated_forward_op<T>(f);
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
-    detail::elementwise<Arch, detail::exactness16<F>()>(
+    detail::elementwise_forward<F, Arch, detail::exactness16<F>()>(
         op, out.subspan(half * r, half), row.subspan(at.value, half), row.subspan(at.gate, half));
   }
 }

@@ -816,6 +816,36 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
 
+// elementwise with the loop body's instructions scheduled by GCC (NONLIN_INTERLEAVED), for an op
+// whose one batch is a long chain of dependent operations: GCC otherwise emits the four batches
+// of an iteration one after the other, and the out-of-order window fills with the operations of
+// one chain waiting for their inputs.
+template <class Arch, exact16 E = exact16::none, std::int32_t W = math::midpoint_window, class T,
+          class Op, class... In>
+NONLIN_FLATTEN NONLIN_INTERLEAVED void elementwise_interleaved(Op const& op, std::span<T> out,
+                                                               In... in) {
+  elementwise<Arch, E, W>(op, out, in...);
+}
+
+// Whether F says its forward's batch is one long chain (`static constexpr bool
+// long_forward_chain = true`), so that its span kernel interleaves the batches.
+template <class F>
+inline constexpr bool long_forward_chain = requires {
+  requires F::long_forward_chain;
+};
+
+// The forward kernel of F's op: elementwise_interleaved where F's forward is a long chain on
+// float or double arrays, elementwise elsewhere (on 16-bit arrays the widening, the midpoint
+// test and the narrowing sit between the chains: measured no faster).
+template <class F, class Arch, exact16 E, class T, class Op, class... In>
+void elementwise_forward(Op const& op, std::span<T> out, In... in) {
+  if constexpr (long_forward_chain<F> && !storage16<T>) {
+    elementwise_interleaved<Arch, E>(op, out, in...);
+  } else {
+    elementwise<Arch, E>(op, out, in...);
+  }
+}
+
 }  // namespace NONLIN_ISA
 }  // namespace detail
 
@@ -848,7 +878,7 @@ void forward(F const& f, std::span<T const> x, std::span<T> y) {
     detail::elementwise<Arch, detail::forward_exactness16<F>()>(detail::forward16_op(f), y, x);
   } else {
     // The ops say their result type, so that recomputable_in_double asks whether f takes double.
-    detail::elementwise<Arch, detail::forward_exactness16<F>()>(
+    detail::elementwise_forward<F, Arch, detail::forward_exactness16<F>()>(
         [f](auto xb) -> decltype(f(xb)) { return f(xb); }, y, x);
   }
 }

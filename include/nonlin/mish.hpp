@@ -39,6 +39,9 @@ namespace nonlin {
 // Bound: 2 ulp forward, 3 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct mish {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   // The clamps of the exp's argument, shared with nonlin::fast::mish: above forward_saturation
   // mish(x) rounds to x (from 9.01 in float, 19.1 in double); above derivative_saturation
   // mish'(x) rounds to 1 (from 11 and 21), and below it u^4 stays finite.

@@ -56,6 +56,9 @@ struct sigmoid {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct log_sigmoid {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::neg(math::softplus(math::neg(x)));
@@ -89,6 +92,9 @@ struct log_sigmoid {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct softplus {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   double beta = 1.0;
   double threshold = std::numeric_limits<double>::infinity();
 

@@ -36,6 +36,16 @@
 #define NONLIN_FLATTEN
 #endif
 
+// GCC's first instruction scheduling pass (-fschedule-insns, which x86 leaves off; aarch64 runs
+// it), weighing register pressure, for the span kernels whose one batch is a long chain of
+// dependent operations (kernels.hpp, elementwise_interleaved). Other compilers schedule their own
+// way.
+#if defined(__GNUC__) && !defined(__clang__)
+#define NONLIN_INTERLEAVED __attribute__((optimize("schedule-insns", "sched-pressure")))
+#else
+#define NONLIN_INTERLEAVED
+#endif
+
 namespace nonlin::math {
 inline namespace NONLIN_ISA {
 
