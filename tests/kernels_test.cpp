@@ -275,12 +275,17 @@ static_assert(width_float >= 4);
 // Which forward kernels interleave their batches (kernels.hpp: elementwise_interleaved): the
 // functors whose one batch is a long chain, the gated units of those acts, and no other. (Their
 // results are checked with every other functor's above: the same bits as the scalar call.)
-static_assert(detail::long_forward_chain<mish> && detail::long_forward_chain<softplus> &&
+static_assert(detail::long_forward_chain<sigmoid> && detail::long_forward_chain<tanh> &&
+              detail::long_forward_chain<mish> && detail::long_forward_chain<softplus> &&
               detail::long_forward_chain<log_sigmoid> && detail::long_forward_chain<gelu_exact> &&
-              detail::long_forward_chain<fast::gelu_exact> && detail::long_forward_chain<geglu>);
-static_assert(!detail::long_forward_chain<sigmoid> && !detail::long_forward_chain<silu> &&
-              !detail::long_forward_chain<fast::mish> && !detail::long_forward_chain<swiglu> &&
-              !detail::long_forward_chain<relu>);
+              detail::long_forward_chain<fast::gelu_exact> &&
+              detail::long_forward_chain<fast::mish> &&
+              detail::long_forward_chain<fast::log_sigmoid> &&
+              detail::long_forward_chain<fast::elu> && detail::long_forward_chain<geglu> &&
+              detail::long_forward_chain<glu>);
+static_assert(!detail::long_forward_chain<silu> && !detail::long_forward_chain<gelu_tanh> &&
+              !detail::long_forward_chain<elu> && !detail::long_forward_chain<fast::sigmoid> &&
+              !detail::long_forward_chain<swiglu> && !detail::long_forward_chain<relu>);
 
 }  // namespace
 }  // namespace nonlin::test

@@ -218,6 +218,9 @@ struct tanh {
 // Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x (tested:
 // tests/accuracy_test.cpp).
 struct elu {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   double alpha = 1.0;
 
   template <real_value V>
@@ -366,6 +369,9 @@ struct gelu_exact {
 // Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct log_sigmoid {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::neg(math::fast::softplus(math::neg(x)));
@@ -575,6 +581,9 @@ struct gelu_tanh {
 // Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct mish {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     using K = math::detail::exp_constants<scalar_t<V>>;
