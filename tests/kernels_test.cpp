@@ -10,6 +10,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -71,6 +72,42 @@ TYPED_TEST(Kernels, EveryLengthOffsetAndInPlaceMatchesTheScalarCall) {
       }
     }
   });
+}
+
+// The backward kernels that defer their product tails (kernels.hpp: backward_deferring_tails)
+// evaluate four batches without one, then again those of an iteration where a lane needs it: one
+// tail lane (an x whose f' is below the normal range, a dy that brings dy f' back into it, where
+// dy times the rounded f' differs) at every position of three iterations, the other lanes
+// ordinary, each result against the scalar call.
+TYPED_TEST(Kernels, DeferredProductTailsInEveryLaneOfAnIteration) {
+  using T = TypeParam;
+  constexpr bool is_float = std::is_same_v<T, float>;
+  constexpr std::size_t n = 12 * xsimd::batch<T>::size + 3;
+  T const dy_large = is_float ? T(1e30) : T(1e300);
+  auto const check = [&](char const* name, auto const& f, T tail_x) {
+    SCOPED_TRACE(name);
+    static_assert(detail::defers_product_tails<std::remove_cvref_t<decltype(f)>, xsimd::batch<T>>);
+    std::vector<T> x = inputs<T>(n, 5);
+    std::vector<T> const dy(n, dy_large);
+    ASSERT_NE(f.backward(tail_x, dy_large), dy_large * f.derivative(tail_x)) << "not a tail";
+    for (std::size_t at = 0; at < n; ++at) {
+      std::vector<T> moved = x;
+      moved[at] = tail_x;
+      std::vector<T> dx(n);
+      backward(f, std::span<T const>(moved), std::span<T const>(dy), std::span<T>(dx));
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(same_bits(dx[i], f.backward(moved[i], dy[i])))
+            << "tail at " << at << ", lane " << i << ", x = " << moved[i];
+      }
+    }
+  };
+  check("sigmoid", sigmoid{}, is_float ? T(-95) : T(-720));
+  check("log_sigmoid", log_sigmoid{}, is_float ? T(95) : T(720));
+  check("softplus", softplus{}, is_float ? T(-95) : T(-720));
+  check("tanh", nonlin::tanh{}, is_float ? T(48) : T(362));
+  check("mish", mish{}, is_float ? T(-95) : T(-720));
+  check("gelu_exact", gelu_exact{}, is_float ? T(-13.6) : T(-37.8));
+  check("gelu_tanh", gelu_tanh{}, is_float ? T(-11) : T(-22));
 }
 
 // A lane of a batch call equals the scalar call, whatever the other lanes hold.

@@ -50,14 +50,15 @@ struct gelu_exact {
                                  R::gelu_exact_root_lo, R::gelu_exact_ratio, root_window);
   }
   // dy gelu_exact'(x), rounded once also where gelu_exact'(x) alone is below the normal range.
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return backward_given_derivative(x, derivative(x), dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return backward_given_derivative(x, derivative(x), dy, tails);
   }
   // backward(x, dy) from derivative(x) already evaluated (the gated units' single evaluation).
-  template <real_value V>
-  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return math::normal_slope_times(derivative, x, dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy,
+                                             Tails const& tails = {}) const noexcept {
+    return math::normal_slope_times(derivative, x, dy, tails);
   }
   // For the 16-bit kernels (math/true_side.hpp): x Phi(x) > x/2 for x != 0.
   template <real_value V>
@@ -97,10 +98,10 @@ struct gelu_tanh {
                                  R::gelu_tanh_root_lo, R::gelu_tanh_ratio, window);
   }
   // dy gelu_tanh'(x), rounded once also where gelu_tanh'(x) alone is below the normal range.
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
     return math::x_sigmoid_derivative_times<split>(derivative(x), argument(x), one_plus_x_slope(x),
-                                                   dy);
+                                                   dy, tails);
   }
   // For the 16-bit kernels (math/true_side.hpp): x sigmoid(v(x)) > x/2 for x != 0 (v rises
   // through 0 at 0).

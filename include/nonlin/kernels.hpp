@@ -688,6 +688,11 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   constexpr bool records_marks = defers && E == exact16::none && !names_exact_lanes;
   [[maybe_unused]] std::conditional_t<records_marks, marked_iterations16, char> marked;
   [[maybe_unused]] bool reads_output = true;
+  // An op that can defer its product tails (backward_deferring_tails), on float or double arrays.
+  constexpr bool records_tails =
+      !storage16<T> && requires(math::mask_t<batch> & lanes, as_batch<In, batch>... x) {
+    op.recording_tails(lanes, x...);
+  };
   if constexpr (records_marks) {
     reads_output = (overlap(std::span<T const>(out), std::span<T const>(in)) || ...);
   }
@@ -714,6 +719,23 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
   // on them.
   auto const usual_iterations = [&]<bool records>(std::bool_constant<records>) {
     for (; i + 4 * width <= n; i += 4 * width) {
+      if constexpr (records_tails) {
+        // The four batches without a branch between them, their tail lanes recorded; again as
+        // usual where one was (backward_deferring_tails).
+        math::mask_t<batch> tails(false);
+        batch r0 = op.recording_tails(tails, load_batch<batch>(in.data() + i)...);
+        batch r1 = op.recording_tails(tails, load_batch<batch>(in.data() + i + width)...);
+        batch r2 = op.recording_tails(tails, load_batch<batch>(in.data() + i + 2 * width)...);
+        batch r3 = op.recording_tails(tails, load_batch<batch>(in.data() + i + 3 * width)...);
+        if (xsimd::any(tails)) [[unlikely]] {
+          r0 = op(load_batch<batch>(in.data() + i)...);
+          r1 = op(load_batch<batch>(in.data() + i + width)...);
+          r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
+          r3 = op(load_batch<batch>(in.data() + i + 3 * width)...);
+        }
+        store_each(r0, r1, r2, r3);
+        continue;
+      }
       batch r0 = op(load_batch<batch>(in.data() + i)...);
       batch r1 = op(load_batch<batch>(in.data() + i + width)...);
       batch r2 = op(load_batch<batch>(in.data() + i + 2 * width)...);
@@ -816,6 +838,31 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
 
+// The backward op of an F whose backward takes the way its product tail is applied (math/exp.hpp:
+// product_tails): as usual, or recording the lanes that need the tail instead of branching on
+// them. elementwise evaluates the four batches of an iteration the second way, one chain after
+// another with no branch between them (so that elementwise_interleaved can interleave them),
+// and only where a lane was recorded the first way: the same bits.
+template <class F>
+struct backward_deferring_tails {
+  F f;
+
+  template <class B>
+  auto operator()(B x, B dy) const -> decltype(f.backward(x, dy)) {
+    return f.backward(x, dy);
+  }
+  template <class B>
+  B recording_tails(math::mask_t<B>& lanes, B x, B dy) const {
+    return f.backward(x, dy, math::recorded_product_tails<B>{lanes});
+  }
+};
+
+// Whether F's backward on batches B takes the tails argument.
+template <class F, class B>
+concept defers_product_tails = requires(F const& f, B x, math::mask_t<B>& lanes) {
+  f.backward(x, x, math::recorded_product_tails<B>{lanes});
+};
+
 // elementwise with the loop body's instructions scheduled by GCC (NONLIN_INTERLEAVED), for an op
 // whose one batch is a long chain of dependent operations: GCC otherwise emits the four batches
 // of an iteration one after the other, and the out-of-order window fills with the operations of
@@ -898,6 +945,13 @@ void backward(F const& f, std::span<T const> x, std::span<T const> dy, std::span
     detail::elementwise<Arch, detail::backward_exactness16<F>(),
                         detail::fast16<F>::backward_window>(
         detail::backward16_twin_op<F, twin>{f, detail::twin16<T>(f)}, dx, x, dy);
+    return;
+  }
+  if constexpr (!storage16<T> &&
+                detail::defers_product_tails<F, xsimd::batch<detail::compute_t<T>, Arch>>) {
+    // Four chains with no branch between them, interleaved (backward_deferring_tails).
+    detail::elementwise_interleaved<Arch, detail::backward_exactness16<F>()>(
+        detail::backward_deferring_tails<F>{f}, dx, x, dy);
     return;
   }
   detail::elementwise<Arch, detail::backward_exactness16<F>()>(

@@ -93,15 +93,15 @@ struct mish {
                                  R::mish_root_lo, R::mish_ratio, root_window);
   }
   // dy mish'(x), rounded once also where mish'(x) alone is below the normal range.
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
     // The tail lanes are those with x < normal_arg < 0, where e^-|x| = e^x.
     auto tail = [](V arg, V factor) {
       auto split = math::exp_split_nonpositive<math::exp_range::product>(arg);
       V const e = math::exp_split<V>{split.m, split.m_lo, math::value_exponent(split.n)}.value();
       return math::scale_times(math::unscaled_times(split, over_u(arg, e)), split.n, factor);
     };
-    return math::with_product_tail(dy * derivative(x), x, tail, x, dy);
+    return tails(dy * derivative(x), x, tail, x, dy);
   }
 
  private:

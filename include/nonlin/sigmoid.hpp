@@ -29,10 +29,12 @@ struct sigmoid {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::sigmoid_derivative(x);
   }
-  // dy sigma'(x) rounded once, also where sigma'(x) alone is below the normal range.
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return math::sigmoid_derivative_times(x, dy);
+  // dy sigma'(x) rounded once, also where sigma'(x) alone is below the normal range. (tails:
+  // how the product's tail is applied, math::product_tails; the span kernels pass a recorder,
+  // math/exp.hpp.)
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return math::sigmoid_derivative_times(x, dy, math::c<V>(1), tails);
   }
   // Both from one exp (the gated units need both): the same bits as operator() and derivative.
   template <real_value V>
@@ -70,9 +72,9 @@ struct log_sigmoid {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::sigmoid(math::neg(x));
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return math::sigmoid_times(math::neg(x), dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return math::sigmoid_times(math::neg(x), dy, tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -118,10 +120,10 @@ struct softplus {
     V const z = x * math::c<V>(beta);
     return math::select(z > linear_from<V>(threshold), math::c<V>(1), math::sigmoid(z));
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
     V const z = x * math::c<V>(beta);
-    return math::select(z > linear_from<V>(threshold), dy, math::sigmoid_times(z, dy));
+    return math::select(z > linear_from<V>(threshold), dy, math::sigmoid_times(z, dy, tails));
   }
   // The linear piece starts at y = softplus(threshold) / beta, not at threshold / beta.
   template <real_value V>

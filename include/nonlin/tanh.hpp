@@ -32,9 +32,9 @@ struct tanh {
   }
   // dy tanh'(x) rounded once, also where tanh'(x) alone is below the normal range
   // (tanh.backward(89, FLT_MAX) = 6.8e-39).
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return math::tanh_derivative_times(x, dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return math::tanh_derivative_times(x, dy, tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {

@@ -3,9 +3,11 @@
 // elementwise_interleaved, which interleaves the four batches of an iteration), measured in one
 // binary: each functor's forward and backward run through detail::elementwise and through
 // detail::elementwise_interleaved on the same 4096 inputs (U(-8, 8)), the two alternated, 101
-// samples of 20 calls each, medians. Two binaries built from two commits differ in code layout,
-// which moved unchanged kernels by up to 10% on the Intel Xeon of 2026-12-07; one binary holding
-// both forms does not. A functor whose forward gains declares `long_forward_chain`.
+// samples of 20 calls each, medians; a backward that can defer its product tails also that way
+// (detail::backward_deferring_tails, interleaved), against the plain one. Two binaries built from
+// two commits differ in code layout, which moved unchanged kernels by up to 10% on the Intel Xeon
+// of 2026-12-07; one binary holding both forms does not. A functor whose forward gains declares
+// `long_forward_chain`.
 //   g++ -std=c++20 -O3 -DNDEBUG -march=native -Iinclude tools/isa_probe/interleave_probe.cpp
 //       -o build/interleave_probe && build/interleave_probe
 // The figures it printed are in docs/design.md ("Interleaving the batches of a long chain").
@@ -83,9 +85,19 @@ void probe(char const* name, F const& f) {
   auto const bwd = medians([&] { kernel<false>(backward, ys, xs, dys); },
                            [&] { kernel<true>(backward, ys, xs, dys); });
   auto const rate = [](double seconds) { return 20.0 * n / seconds / 1e9; };
-  std::printf("| %s | %s | %.3f | %.3f | %.3fx | %.3f | %.3f | %.3fx |\n", name,
+  std::printf("| %s | %s | %.3f | %.3f | %.3fx | %.3f | %.3f | %.3fx |", name,
               sizeof(T) == 4 ? "float" : "double", rate(fwd.first), rate(fwd.second),
               fwd.first / fwd.second, rate(bwd.first), rate(bwd.second), bwd.first / bwd.second);
+  // The backward with its product tails deferred (kernels.hpp: backward_deferring_tails),
+  // interleaved, against the plain one.
+  if constexpr (nonlin::detail::defers_product_tails<F, xsimd::batch<T, arch>>) {
+    nonlin::detail::backward_deferring_tails<F> const deferring{f};
+    auto const deferred = medians([&] { kernel<false>(backward, ys, xs, dys); },
+                                  [&] { kernel<true>(deferring, ys, xs, dys); });
+    std::printf(" %.3f | %.3fx |\n", rate(deferred.second), deferred.first / deferred.second);
+  } else {
+    std::printf(" - | - |\n");
+  }
 }
 
 template <class F>
@@ -98,8 +110,9 @@ void probe_both(char const* name, F const& f) {
 
 int main() {
   std::printf(
-      "| function | type | fwd el/ns | interleaved | ratio | bwd el/ns | interleaved | ratio |\n"
-      "|---|---|--:|--:|--:|--:|--:|--:|\n");
+      "| function | type | fwd el/ns | interleaved | ratio | bwd el/ns | interleaved | ratio | "
+      "tails deferred, interleaved | ratio |\n"
+      "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   probe_both("sigmoid", nonlin::sigmoid{});
   probe_both("tanh", nonlin::tanh{});
   probe_both("silu", nonlin::silu{});

@@ -211,6 +211,33 @@ inline V with_product_tail(V const& common, V const& a, Tail tail, Args const&..
   return detail::product_tail(common, a, tail, args...);
 }
 
+// How a backward applies with_product_tail: the functors' backward and the math functions under
+// it take one of these as their last argument (default: product_tails).
+//   product_tails: with_product_tail itself, a branch on each batch.
+//   recorded_product_tails: common, and `lanes` gains the lanes where with_product_tail would
+//     have taken the tail (a < normal_arg). A span kernel evaluates the four batches of an
+//     iteration so, without a branch between them (kernels.hpp: backward_deferring_tails), and
+//     evaluates them again with product_tails where a lane was recorded: the same bits, since
+//     with_product_tail returns common wherever no lane is below normal_arg.
+struct product_tails {
+  template <real_value V, class Tail, class... Args>
+  V operator()(V const& common, V const& a, Tail tail, Args const&... args) const noexcept {
+    return math::with_product_tail(common, a, tail, args...);
+  }
+};
+
+template <real_value V>
+struct recorded_product_tails {
+  mask_t<V>& lanes;
+
+  template <class Tail, class... Args>
+  V operator()(V const& common, V const& a, Tail /*tail*/, Args const&... /*args*/) const noexcept {
+    using K = detail::exp_constants<scalar_t<V>>;
+    lanes = lanes | (a < V(K::normal_arg));
+    return common;
+  }
+};
+
 // The reduced argument of e^x: x = n ln2 + r + lo, n integral, |r| <= ln2/2 (x clamped first);
 // lo, what rounding r lost, is reduction_error's, for the callers that keep it. (Two members:
 // GCC 12 left a dead zmm store per batch for a third one that the caller did not use.)

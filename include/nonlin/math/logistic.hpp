@@ -221,24 +221,25 @@ inline value_and_slope<V> sigmoid_and_derivative(V const& z) noexcept {
 
 // dy c sigma'(z) rounded once, given common = dy times sigmoid_derivative(z, c)
 // (math::with_product_tail).
-template <real_value V>
+template <real_value V, class Tails = product_tails>
 inline V sigmoid_derivative_product(V const& common, V const& z, V const& dy,
-                                    V const& power_of_two = c<V>(1)) noexcept {
+                                    V const& power_of_two = c<V>(1),
+                                    Tails const& tails = {}) noexcept {
   V const a = math::neg_abs(z);
   auto tail = [](V arg, V factor, V power) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
     V const value = exp_scaled<V>{e.m, math::value_exponent(e.n)}.value();
     return math::scale_times(detail::sigmoid_derivative_unscaled(e, value, power), e.n, factor);
   };
-  return math::with_product_tail(common, a, tail, a, dy, power_of_two);
+  return tails(common, a, tail, a, dy, power_of_two);
 }
 
 // dy c sigma'(z) rounded once.
-template <real_value V>
-inline V sigmoid_derivative_times(V const& z, V const& dy,
-                                  V const& power_of_two = c<V>(1)) noexcept {
+template <real_value V, class Tails = product_tails>
+inline V sigmoid_derivative_times(V const& z, V const& dy, V const& power_of_two = c<V>(1),
+                                  Tails const& tails = {}) noexcept {
   return math::sigmoid_derivative_product(dy * math::sigmoid_derivative(z, power_of_two), z, dy,
-                                          power_of_two);
+                                          power_of_two, tails);
 }
 
 // dy sigma(z) rounded once, given common = dy times a sigma(z) that is a normal number wherever
@@ -247,8 +248,9 @@ inline V sigmoid_derivative_times(V const& z, V const& dy,
 // The tail lanes are those where `tested` < normal_arg: tested = z (below product_min_arg too,
 // common is then dy * 0), or z clamped below at a bound under normal_arg (the fast tier's
 // quotient's), which sends every lane below it to the tail (0 there for every finite dy).
-template <real_value V>
-inline V sigmoid_product(V const& common, V const& z, V const& dy, V const& tested) noexcept {
+template <real_value V, class Tails = product_tails>
+inline V sigmoid_product(V const& common, V const& z, V const& dy, V const& tested,
+                         Tails const& tails = {}) noexcept {
   // On the tail lanes z < normal_arg < 0, where -|z| = z.
   auto tail = [](V arg, V factor) {
     auto e = math::exp_scaled_nonpositive<exp_range::product>(arg);
@@ -256,13 +258,13 @@ inline V sigmoid_product(V const& common, V const& z, V const& dy, V const& test
     V const value = math::scale(unscaled, math::value_exponent(e.n));
     return math::scale_times(math::divide_by_one_plus(unscaled, value), e.n, factor);
   };
-  return math::with_product_tail(common, tested, tail, math::neg_abs(z), dy);
+  return tails(common, tested, tail, math::neg_abs(z), dy);
 }
 
 // dy sigma(z) rounded once.
-template <real_value V>
-inline V sigmoid_times(V const& z, V const& dy) noexcept {
-  return math::sigmoid_product(dy * math::sigmoid(z), z, dy, z);
+template <real_value V, class Tails = product_tails>
+inline V sigmoid_times(V const& z, V const& dy, Tails const& tails = {}) noexcept {
+  return math::sigmoid_product(dy * math::sigmoid(z), z, dy, z, tails);
 }
 
 // log(1 + e^z) without overflow: max(z, 0) + log1p(e^-|z|), e^-|z| in [0, 1]. A NaN z comes
@@ -487,13 +489,14 @@ inline value_and_slope<V> x_sigmoid_and_derivative(V const& x,
 
 // dy times a derivative `common` that is x_sigmoid_derivative(z, bracket) (patched near its
 // root), rounded once also far in the left tail (with_product_tail).
-template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V>
+template <x_sigmoid_exp X = x_sigmoid_exp::lean, real_value V, class Tails = product_tails>
 inline V x_sigmoid_derivative_times(V const& common, double_float<V> const& z,
-                                    double_float<V> const& bracket, V const& dy) noexcept {
+                                    double_float<V> const& bracket, V const& dy,
+                                    Tails const& tails = {}) noexcept {
   auto tail = [](double_float<V> arg, double_float<V> b, V factor) {
     return detail::x_sigmoid_derivative<X, exp_range::product, true>(arg, b, factor);
   };
-  return math::with_product_tail(dy * common, z.hi, tail, z, bracket, dy);
+  return tails(dy * common, z.hi, tail, z, bracket, dy);
 }
 
 // tanh |x| = m / (m + 2), m = e^(2|x|) - 1: no cancellation near 0, and m's error is damped
@@ -527,9 +530,9 @@ inline V tanh_derivative(V const& x) noexcept {
 }
 
 // dy tanh'(x) rounded once.
-template <real_value V>
-inline V tanh_derivative_times(V const& x, V const& dy) noexcept {
-  return math::sigmoid_derivative_times(x + x, dy, c<V>(4));
+template <real_value V, class Tails = product_tails>
+inline V tanh_derivative_times(V const& x, V const& dy, Tails const& tails = {}) noexcept {
+  return math::sigmoid_derivative_times(x + x, dy, c<V>(4), tails);
 }
 
 }  // namespace NONLIN_ISA

@@ -214,15 +214,16 @@ NONLIN_ALWAYS_INLINE normal_at<V> normal(V const& x) noexcept {
 // dy (Phi(x) + x phi(x)) for a derivative `common` that is that derivative (patched near its
 // root), rounded once also far in the left tail, where the derivative alone is below the
 // normal range (math::with_product_tail on the exp's argument -x^2 / 2).
-template <real_value V>
-inline V normal_slope_times(V const& common, V const& x, V const& dy) noexcept {
+template <real_value V, class Tails = product_tails>
+inline V normal_slope_times(V const& common, V const& x, V const& dy,
+                            Tails const& tails = {}) noexcept {
   // -x^2 / 2 on the left, > 0 on the right (whose derivative tends to 1).
   V const a = x * math::abs(x) * math::c<V>(0.5);
   auto tail = [](V arg, V factor) {
     auto tail_pieces = detail::normal_tail_at<exp_range::product>(math::abs(arg));
     return math::scale_times(tail_pieces.slope_left_unscaled(), tail_pieces.e.n, factor);
   };
-  return math::with_product_tail(dy * common, a, tail, x, dy);
+  return tails(dy * common, a, tail, x, dy);
 }
 
 }  // namespace NONLIN_ISA
