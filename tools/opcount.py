@@ -584,6 +584,11 @@ def hot_path(f, indices, resolve):
             if insn.mnemonic.startswith("jmp"):
                 k = t if t is not None else -1
                 continue
+            # A conditional jump whose fall-through leaves the loop is the loop's own test,
+            # taken to go on (GCC lays a cold block after the body and enters the back edge so).
+            if k + 1 not in inside and t in inside:
+                k = t
+                continue
         k += 1
     return [f.insns[k] for k in indices]
 
