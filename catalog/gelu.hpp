@@ -17,7 +17,7 @@ struct gelu_exact_row : row_defaults {
   static constexpr std::string_view name = "gelu_exact";
   static constexpr std::string_view formula = "x·Φ(x)";
   static constexpr ulp_bounds bounds{{3.0, "x Phi(x) from the Mills-ratio tail and exp"},
-                                     {4.0, "Phi(x) + x phi(x): several rounded pieces"}};
+                                     {2.5, "Phi(x) + x phi(x) just below 1/2, where the ulp halves"}};
   static std::vector<instance<functor>> instances() { return {{name, {}}}; }
   static limits at_infinity(functor const&) { return {0, infinity, 0, 1}; }
   template <class T>

@@ -21,7 +21,7 @@
 namespace nonlin {
 
 // gelu_exact(x) = x Phi(x); derivative Phi(x) + x phi(x) (0.5 at 0, minimum near x = -0.75).
-// Bound: 3 ulp forward, 4 ulp derivative, float and double, for every x (tested against
+// Bound: 3 ulp forward, 2.5 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct gelu_exact {
   // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
@@ -67,10 +67,14 @@ struct gelu_exact {
   }
 
  private:
-  // Where Phi(-a) - a phi(a) cancels enough to need the root's ratio: outside x0 +- 0.3 the
-  // generic form is within 3.2 ulp (float, every x; x0 +- 0.05 leaves 11.6 ulp at x = -0.82).
-  // Narrower than the default [-1, 1/2]: the branch runs on fewer batches (1.08x backward).
-  static constexpr math::root_window root_window{-0.3, 0.3};
+  // Where Phi(-a) - a phi(a) cancels enough to need the root's ratio. The generic form is 3.2
+  // ulp off just outside x0 +- 0.3 (x = -1.067 and -0.43, float; 3.27 in double), 11.6 at x0 -
+  // 0.07; the ratio is the worse one below x0 - 0.4 (2.7 ulp at x0 - 0.89, its Horner sum in
+  // float). From x0 - 0.4 to x0 + 1/2, the fit's upper end: 2.12 ulp at most (every float; x =
+  // -0.0024, the generic form just below 1/2) and 2.03 in double (4 10^6 samples). Any window
+  // this wide runs the ratio on every lane, without a branch (math/roots.hpp): the width costs
+  // nothing.
+  static constexpr math::root_window root_window{-0.4, 0.5};
 };
 
 // gelu_tanh(x) = x sigmoid(v), v = 2u = x (c1 + c3 x^2), c1 = 2 sqrt(2/pi), c3 = 0.044715 c1;

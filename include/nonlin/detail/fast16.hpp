@@ -301,7 +301,7 @@ struct fast16<nonlin::mish> : twin_directions<true, true> {
   }
 };
 // fast::gelu_exact' is more than 3.25 ulp off on [-0.922, -0.531] (bfloat16) and [-0.922,
-// -0.514] (float16), x0 - 0.17 to x0 + 0.24: the default tier's window, x0 +- 0.3.
+// -0.514] (float16), x0 - 0.17 to x0 + 0.24: the default tier's window, x0 - 0.4 to x0 + 1/2.
 template <>
 struct fast16<nonlin::gelu_exact> : twin_directions<true, true> {
   static root_patched<fast::gelu_exact, nonlin::gelu_exact> twin(

@@ -26,7 +26,7 @@ struct root_window {
 // its root x0 = root_hi + root_lo (R from the table, fitted on -1 <= d <= 1/2). Each lane's
 // result is the same whether the table is evaluated on every lane or only in a branch taken when
 // some lane of the batch lies in the window, so the width decides, by measurement:
-//   - a window at least `unbranched_root_window` wide (gelu_exact's and mish's, 0.6 and 0.55; the
+//   - a window at least `unbranched_root_window` wide (gelu_exact's and mish's, 0.9 and 0.55; the
 //     16-bit kernels' twins, 0.35 to 1.5) evaluates it on every lane. A lane of U(-8, 8) lies in
 //     a window 0.35 wide once in 46, so 30% of batches of 16 hold one, and the branch went the
 //     unpredicted way that often. The benchmarks' 4K and 256K rows repeat their inputs and the
