@@ -319,10 +319,11 @@ static_assert(detail::long_forward_chain<sigmoid> && detail::long_forward_chain<
               detail::long_forward_chain<fast::mish> &&
               detail::long_forward_chain<fast::log_sigmoid> &&
               detail::long_forward_chain<fast::elu> && detail::long_forward_chain<geglu> &&
-              detail::long_forward_chain<glu>);
-static_assert(!detail::long_forward_chain<silu> && !detail::long_forward_chain<gelu_tanh> &&
+              detail::long_forward_chain<glu> && detail::long_forward_chain<silu> &&
+              detail::long_forward_chain<gelu_tanh> && detail::long_forward_chain<swiglu>);
+static_assert(!detail::long_forward_chain<swish> && !detail::long_forward_chain<gelu_quick> &&
               !detail::long_forward_chain<elu> && !detail::long_forward_chain<fast::sigmoid> &&
-              !detail::long_forward_chain<swiglu> && !detail::long_forward_chain<relu>);
+              !detail::long_forward_chain<relu>);
 
 }  // namespace
 }  // namespace nonlin::test

@@ -275,12 +275,14 @@ TEST(NegAbsAtLeast, IsTheMaxOfMinusAbsAndTheBound) {
 // math::where_positive(x, v) (v where x > 0, x where x is NaN, +0 elsewhere), positive_part(x)
 // (relu), keep_nan(x, v), one_where_positive(x, v) (1 where x > 0, else v) and
 // one_where_nonnegative(x, v) (1 where x >= 0, v where x < 0; a NaN x gives x from vfixupimm,
-// v from the select): one vfixupimm each on AVX-512 (arch::fixup_by_class), selects elsewhere. The
-// batch's bits and the scalar call's against the selects written out here, for every 257th float
-// (257k-th for NONLIN_ACCURACY_STRIDE=k) and the classes' edges (signaling NaNs, subnormals, +-0,
+// v from the select) and x_where_zero_nan_or_plus_infinity(x, v) (silu's limits): one vfixupimm
+// each on AVX-512 (arch::fixup_by_class), selects elsewhere. The batch's bits and the scalar call's
+// against the selects written out here, for every 257th float (257k-th for
+// NONLIN_ACCURACY_STRIDE=k) and the classes' edges (signaling NaNs, subnormals, +-0,
 // +-1, +-inf), with v cycling through ordinary values, -0, inf and a NaN. Made to fail by the table
 // 0x08080821 (a quieted signaling NaN), 0x08088811 (+0 for +1), and one_where_positive's and
-// one_where_nonnegative's tables answering dst for positive numbers and for +-0.
+// one_where_nonnegative's tables answering dst for positive numbers and for +-0 (and
+// x_where_zero_nan_or_plus_infinity's answering dst for +inf).
 template <class T>
 void expect_class_fixups(std::vector<T> const& xs) {
   using batch = xsimd::batch<T>;
@@ -291,7 +293,7 @@ void expect_class_fixups(std::vector<T> const& xs) {
   };
   alignas(64) T in[batch::size];
   alignas(64) T v[batch::size];
-  constexpr int functions = 5;
+  constexpr int functions = 6;
   alignas(64) T out[functions][batch::size];
   for (std::size_t start = 0; start < xs.size(); start += batch::size) {
     for (std::size_t j = 0; j < batch::size; ++j) {
@@ -305,17 +307,25 @@ void expect_class_fixups(std::vector<T> const& xs) {
     math::keep_nan(x, vb).store_aligned(out[2]);
     math::one_where_positive(x, vb).store_aligned(out[3]);
     math::one_where_nonnegative(x, vb).store_aligned(out[4]);
+    math::x_where_zero_nan_or_plus_infinity(x, vb).store_aligned(out[5]);
     for (std::size_t j = 0; j < batch::size; ++j) {
       T const xj = in[j];
       bool const nan = std::isnan(xj);
       T const nonnegative = xj >= T(0) ? T(1) : v[j];
-      T const want[functions] = {nan ? xj : (xj > T(0) ? v[j] : T(0)), nan || xj > T(0) ? xj : T(0),
-                                 nan ? xj : v[j], xj > T(0) ? T(1) : v[j],
-                                 nan && math::arch::has_fixup_by_class<batch> ? xj : nonnegative};
-      T const scalar[functions] = {math::where_positive(xj, v[j]), math::positive_part(xj),
-                                   math::keep_nan(xj, v[j]), math::one_where_positive(xj, v[j]),
-                                   math::one_where_nonnegative(xj, v[j])};
-      T const want_scalar[functions] = {want[0], want[1], want[2], want[3], nonnegative};
+      T const want[functions] = {
+          nan ? xj : (xj > T(0) ? v[j] : T(0)),
+          nan || xj > T(0) ? xj : T(0),
+          nan ? xj : v[j],
+          xj > T(0) ? T(1) : v[j],
+          nan && math::arch::has_fixup_by_class<batch> ? xj : nonnegative,
+          nan || xj == T(0) || xj == std::numeric_limits<T>::infinity() ? xj : v[j]};
+      T const scalar[functions] = {math::where_positive(xj, v[j]),
+                                   math::positive_part(xj),
+                                   math::keep_nan(xj, v[j]),
+                                   math::one_where_positive(xj, v[j]),
+                                   math::one_where_nonnegative(xj, v[j]),
+                                   math::x_where_zero_nan_or_plus_infinity(xj, v[j])};
+      T const want_scalar[functions] = {want[0], want[1], want[2], want[3], nonnegative, want[5]};
       for (int f = 0; f < functions; ++f) {
         ASSERT_EQ(bits(out[f][j]), bits(want[f]))
             << "function " << f << ", x bits " << std::hex << bits(xj) << ", v " << v[j];
@@ -352,6 +362,64 @@ TEST(ClassFixups, MatchTheirSelects) {
     ds.push_back(std::bit_cast<double>(random()));
   }
   expect_class_fixups(ds);
+}
+
+// math::scale_unless(keep, y, n) (y where keep, scale(y, n) elsewhere) and fma_or_zero(zero, a,
+// b, c) (+0 where zero, fma(a, b, c) elsewhere): one masked instruction each on 512-bit batches,
+// selects elsewhere. The batch's bits and the scalar call's against the selects written out here,
+// on random masks, y over every binade and the subnormals, n from -300 to 300 (results rounded
+// once where subnormal) and products that cancel. Made to fail by inverting either mask in the
+// arch layer.
+template <class T>
+void expect_masked_arithmetic() {
+  using batch = xsimd::batch<T>;
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<T> mantissa(T(-2), T(2));
+  std::uniform_int_distribution<int> exponent(-160, 120);
+  std::uniform_int_distribution<int> power(-300, 300);
+  alignas(64) T y[batch::size];
+  alignas(64) T n[batch::size];
+  alignas(64) T c[batch::size];
+  alignas(64) T out[2][batch::size];
+  for (int round = 0; round < 4096; ++round) {
+    std::uint64_t const lanes = random();
+    typename batch::batch_bool_type keep{};
+    bool keep_lane[batch::size];
+    for (std::size_t j = 0; j < batch::size; ++j) {
+      keep_lane[j] = ((lanes >> j) & 1U) != 0;
+      y[j] = std::ldexp(mantissa(random), exponent(random));
+      n[j] = static_cast<T>(power(random));
+      c[j] = -y[j] * n[j] * T(0.75);
+    }
+    alignas(64) T keep_values[batch::size];
+    for (std::size_t j = 0; j < batch::size; ++j) {
+      keep_values[j] = keep_lane[j] ? T(1) : T(0);
+    }
+    keep = batch::load_aligned(keep_values) != batch(T(0));
+    batch const yb = batch::load_aligned(y);
+    batch const nb = batch::load_aligned(n);
+    batch const cb = batch::load_aligned(c);
+    math::scale_unless(keep, yb, nb).store_aligned(out[0]);
+    math::fma_or_zero(keep, yb, nb, cb).store_aligned(out[1]);
+    for (std::size_t j = 0; j < batch::size; ++j) {
+      T const scaled = keep_lane[j] ? y[j] : math::scale(y[j], n[j]);
+      T const product = keep_lane[j] ? T(0) : math::fma(y[j], n[j], c[j]);
+      ASSERT_EQ(std::bit_cast<U>(out[0][j]), std::bit_cast<U>(scaled))
+          << "scale_unless, y " << y[j] << ", n " << n[j] << ", keep " << keep_lane[j];
+      ASSERT_EQ(std::bit_cast<U>(out[1][j]), std::bit_cast<U>(product))
+          << "fma_or_zero, a " << y[j] << ", b " << n[j] << ", zero " << keep_lane[j];
+      ASSERT_EQ(std::bit_cast<U>(math::scale_unless(keep_lane[j], y[j], n[j])),
+                std::bit_cast<U>(scaled));
+      ASSERT_EQ(std::bit_cast<U>(math::fma_or_zero(keep_lane[j], y[j], n[j], c[j])),
+                std::bit_cast<U>(product));
+    }
+  }
+}
+
+TEST(MaskedArithmetic, MatchTheirSelects) {
+  expect_masked_arithmetic<float>();
+  expect_masked_arithmetic<double>();
 }
 
 }  // namespace

@@ -117,6 +117,9 @@ struct swish {
 // Bound: 2 ulp forward, 2 ulp derivative, float and double, for every x (tested against
 // MPFR: its row in catalog/, tests/accuracy_test.cpp).
 struct silu {
+  // One batch of the forward is a long chain (kernels.hpp: elementwise_interleaved).
+  static constexpr bool long_forward_chain = true;
+
   template <real_value V>
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::x_sigmoid(x);  // swish with beta = 1

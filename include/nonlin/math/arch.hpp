@@ -20,6 +20,7 @@
 //   subnormal_class          x is subnormal, one vfpclass (on the bits: DAZ does not hide them)
 //   reciprocal_estimate      1/x to 2^-14, vrcp14                    (AVX-512F + VL)
 //   scalef         y * 2^floor(n) rounded once, vscalef              (AVX-512F + VL)
+//   scalef_unless, fma_or_zero   masked: y or scalef(y, n); 0 or fma  (AVX-512F, 512-bit)
 //   round_down     floor(x), one vrndscale                           (AVX-512F, 512-bit)
 //   load_masked, store_masked  the first count lanes                 (AVX-512F + VL)
 //   widen          a float batch's halves as double batches, exact   (SSE2, AVX, AVX-512F, NEON)
@@ -627,6 +628,55 @@ inline V scalef(V const& y, V const& n) noexcept {
 #else
   (void)y;
   return n;  // not reached
+#endif
+}
+NONLIN_INTRINSIC_DIAGNOSTICS_POP
+
+// ---- scalef_unless, fma_or_zero ---------------------------------------------------------------
+
+template <class V>
+inline constexpr bool has_masked_arithmetic = detail::avx512f&& is_batch_v<V> && sizeof(V) == 64;
+
+// y where keep, y * 2^floor(n) elsewhere: one merge-masked vscalef, where a select of n and the
+// scale are two operations.
+NONLIN_INTRINSIC_DIAGNOSTICS_PUSH
+template <class V>
+inline V scalef_unless(typename V::batch_bool_type const& keep, V const& y, V const& n) noexcept {
+  static_assert(has_masked_arithmetic<V>, "arch::scalef_unless: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  if constexpr (detail::is_float<V>) {
+    auto const scaled = static_cast<__mmask16>(~static_cast<__mmask16>(keep));
+    return V(_mm512_mask_scalef_ps(y, scaled, y, n));
+  } else {
+    auto const scaled = static_cast<__mmask8>(~static_cast<__mmask8>(keep));
+    return V(_mm512_mask_scalef_pd(y, scaled, y, n));
+  }
+#else
+  (void)keep;
+  (void)n;
+  return y;  // not reached
+#endif
+}
+
+// +0 where zero, a * b + c rounded once elsewhere: one zero-masked fma, where the fma and a
+// select are two operations.
+template <class V>
+inline V fma_or_zero(typename V::batch_bool_type const& zero, V const& a, V const& b,
+                     V const& c) noexcept {
+  static_assert(has_masked_arithmetic<V>, "arch::fma_or_zero: needs AVX-512F, 512-bit");
+#if defined(__AVX512F__)
+  if constexpr (detail::is_float<V>) {
+    auto const computed = static_cast<__mmask16>(~static_cast<__mmask16>(zero));
+    return V(_mm512_maskz_fmadd_ps(computed, a, b, c));
+  } else {
+    auto const computed = static_cast<__mmask8>(~static_cast<__mmask8>(zero));
+    return V(_mm512_maskz_fmadd_pd(computed, a, b, c));
+  }
+#else
+  (void)zero;
+  (void)b;
+  (void)c;
+  return a;  // not reached
 #endif
 }
 NONLIN_INTRINSIC_DIAGNOSTICS_POP

@@ -146,6 +146,17 @@ inline V scale(V const& y, V const& n) noexcept {
   }
 }
 
+// y where keep, scale(y, n) elsewhere: scale(y, select(keep, 0, n)), whose 2^0 leaves y as it is;
+// one merge-masked vscalef on 512-bit batches.
+template <real_value V>
+inline V scale_unless(mask_t<V> const& keep, V const& y, V const& n) noexcept {
+  if constexpr (arch::has_masked_arithmetic<V>) {
+    return arch::scalef_unless(keep, y, n);
+  } else {
+    return math::scale(y, math::select(keep, V(0), n));
+  }
+}
+
 // The range an exp is evaluated for: `value` where e^x itself (or e^x K, |K| < 2^16) is the
 // result, so that below min_arg it is 0; `product` for the products dy f'(x) of a backward, whose
 // factor e^x may lie far below the smallest subnormal while dy e^x K is still a normal number

@@ -327,8 +327,8 @@ inline exp_scaled<V> with_value_exponent(exp_scaled<V> const& e) noexcept {
 // one quotient (divide_by_one_plus) and one exact scale. The halving keeps k finite for any
 // finite x (1 + m is up to 1.42); it is exact except for a subnormal x with z < 0, whose result
 // is subnormal too (one more rounding there, at most an ulp of 2^-149). Where z <= -|x| / 2 on
-// the left, k = x (1 + m) and s = n (`unhalved`): k overflows only for x below -2^127 / 1.42,
-// where z is far below min_arg and the limits below give the result; two operations a batch
+// the left, k = x (1 + m) and s = n (`unhalved`, without a branch: x_sigmoid_unhalved_given
+// below; x clamped where the result is -0, so that k stays finite); two operations a batch
 // fewer, and correctly rounded for tiny x too, where the halved quotient is subnormal (x in
 // (-2^-124, 0) in float: up to an ulp off with the halving). silu (z = x) and gelu_tanh
 // (z = x (c1 + c3 x^2), c1 > 1.5) take it; swish and gelu_quick, whose slope is a parameter
@@ -337,19 +337,19 @@ struct unhalved_left_t {};
 inline constexpr unhalved_left_t unhalved_left{};
 
 namespace detail {
-template <bool unhalved = false, real_value V>
+// The halved path (swish, gelu_quick: z = beta x for any beta).
+template <real_value V>
 inline V x_sigmoid_given(V const& x, double_float<V> const& z, exp_scaled<V> const& e) noexcept {
   using K = detail::exp_constants<scalar_t<V>>;
   auto right = z.hi >= V(0);
-  V const scaled_x = unhalved ? x : x * math::c<V>(0.5);
+  V const scaled_x = x * math::c<V>(0.5);
   V const left_k = math::fma(scaled_x, e.m, scaled_x);
   V const k = math::select(right, x, left_k);
   // left_k's rounding (scaled_x - left_k is exact: 1 + m is within a factor 2 of 1) goes into
   // the quotient's residual: 0.5 ulp less on the left.
-  V const k_lo = math::select(right, V(0), math::fma(scaled_x, e.m, scaled_x - left_k));
-  V const s = math::select(right, V(0), unhalved ? e.n : e.n + math::c<V>(1));
+  V const k_lo = math::fma_or_zero(right, scaled_x, e.m, scaled_x - left_k);
   V const q = math::divide_by_one_plus(k, e.value(), k_lo);
-  V y = math::scale(q, s);
+  V y = math::scale_unless(right, q, e.n + math::c<V>(1));
   // The limits, in a branch taken by the batches that hold a lane where one may apply: k is 0
   // or infinite only where x is 0, subnormal (x/2 may round to 0) or infinite, and e^z
   // underflows only below min_arg. Two selects at the end of the chain cost ~0.9 cycles each
@@ -374,19 +374,53 @@ inline V x_sigmoid(V const& x, double_float<V> const& z) noexcept {
   return detail::x_sigmoid_given(x, z, e);
 }
 
-// The same for a z with z <= -|x| / 2 wherever z < 0 (see above).
+namespace detail {
+// x sigma(z) on x_sigmoid_given's unhalved path without its branch, for a z of x's sign (z = x:
+// silu; gelu_tanh's z): k = x_left (1 + m) on the left, where x_left is x clamped below at a
+// bound under which x sigma(z) rounds to -0 (z <= x / 2 < min_arg there, so e is e^min_arg and
+// |x_left| e^min_arg (1 + m) < 2^-150 (float: 2^14 e^-115 1.42 = 2^-151.4), 2^-1075 (double:
+// 2^20 e^-760 1.42 = 2^-1076)): the quotient rounds to -0 by itself, x = -inf included; a zero,
+// NaN or +inf x is its own limit, taken from x by one vfixupimm at the end. No branch: its test
+// (a class and a compare into masks, both on port 5, and the moves out of them) cost four
+// operations a batch, and it cut the four batches of an iteration into blocks that GCC's
+// scheduling pass keeps apart (kernels.hpp: elementwise_interleaved). The same bits as
+// x_sigmoid_given<true> for every x (checked on every float and 10^7 doubles).
+template <real_value V>
+inline V x_sigmoid_unhalved_given(V const& x, V const& x_left, V const& z_hi,
+                                  exp_scaled<V> const& e) noexcept {
+  auto right = z_hi >= V(0);
+  V const left_k = math::fma(x_left, e.m, x_left);
+  V const k = math::select(right, x, left_k);
+  V const k_lo = math::fma_or_zero(right, x_left, e.m, x_left - left_k);
+  V const q = math::divide_by_one_plus(k, e.value(), k_lo);
+  return math::x_where_zero_nan_or_plus_infinity(x, math::scale_unless(right, q, e.n));
+}
+
+template <class T>
+inline constexpr T unhalved_floor = std::is_same_v<T, float> ? T(-0x1p14) : T(-0x1p20);
+
+// -|x| clamped below at min_arg (one vrange where the target has it; see exp_scaled_of_neg_abs):
+// for silu both the exp's argument and, on the left, x_left (min_arg's |x| e^min_arg 1.42 is
+// below 2^-150 too).
+template <real_value V>
+inline V neg_abs_clamped(V const& x) noexcept {
+  return math::neg_abs_at_least(x, V(exp_constants<scalar_t<V>>::min_arg));
+}
+}  // namespace detail
+
+// The same for a z with z <= -|x| / 2 wherever z < 0 (see above) and z of x's sign.
 template <real_value V>
 inline V x_sigmoid(V const& x, double_float<V> const& z, unhalved_left_t /*unhalved*/) noexcept {
   auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, true>(z);
-  return detail::x_sigmoid_given<true>(x, z, e);
+  V const x_left = math::clamp_below(x, V(detail::unhalved_floor<scalar_t<V>>));
+  return detail::x_sigmoid_unhalved_given(x, x_left, z.hi, e);
 }
 
 // x sigma(x) (silu).
 template <real_value V>
 inline V x_sigmoid(V const& x) noexcept {
-  double_float<V> const exact{x, V(0)};
-  auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, false>(exact);
-  return detail::x_sigmoid_given<true>(x, exact, e);
+  V const a = detail::neg_abs_clamped(x);
+  return detail::x_sigmoid_unhalved_given(x, a, x, detail::exp_scaled_clamped(a));
 }
 
 // d/dx [x sigma(z(x))] = sigma(z) (1 + x z'(x) sigma(-z)). With e = e^-|z|, d = 1 + e and the
@@ -482,8 +516,9 @@ template <real_value V>
 inline value_and_slope<V> x_sigmoid_and_derivative(V const& x,
                                                    double_float<V> const& bracket) noexcept {
   double_float<V> const exact{x, V(0)};
-  auto e = detail::exp_minus_abs<x_sigmoid_exp::lean, exp_range::value, false>(exact);
-  return {detail::x_sigmoid_given<true>(x, exact, e),
+  V const a = detail::neg_abs_clamped(x);
+  auto e = detail::exp_scaled_clamped(a);
+  return {detail::x_sigmoid_unhalved_given(x, a, x, e),
           detail::x_sigmoid_derivative_given<exp_range::value>(exact, bracket, e, V(0))};
 }
 

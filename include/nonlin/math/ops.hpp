@@ -141,6 +141,17 @@ inline V fma(V const& a, V const& b, V const& c) noexcept {
   }
 }
 
+// +0 where zero, fma(a, b, c) elsewhere: one zero-masked fma on 512-bit batches, a select
+// elsewhere (the same bits).
+template <real_value V>
+inline V fma_or_zero(mask_t<V> const& zero, V const& a, V const& b, V const& c) noexcept {
+  if constexpr (arch::has_masked_arithmetic<V>) {
+    return arch::fma_or_zero(zero, a, b, c);
+  } else {
+    return math::select(zero, V(0), math::fma(a, b, c));
+  }
+}
+
 // c - a*b: fma(-a, b, c) without the sign flip as an instruction of its own (math::neg works on
 // the bits, which compilers do not fold into the fma). The same bits: without an FMA unit,
 // (-a) b + c and c - a b round alike.
@@ -309,6 +320,27 @@ inline V keep_nan(V const& x, V const& v) noexcept {
         {.quiet_nan = fixup::x, .signaling_nan = fixup::x})>(v, x);
   } else {
     return math::select(math::is_nan(x), x, v);
+  }
+}
+
+// x where x is NaN, +-0 or +inf, v elsewhere: the limits of x sigma(x) (math/logistic.hpp). On
+// 512-bit batches one vfixupimm (arch::fixup_by_class); elsewhere the same select, in a branch
+// taken by the batches that hold such a lane (the compares cost more than the select there).
+template <real_value V>
+inline V x_where_zero_nan_or_plus_infinity(V const& x, V const& v) noexcept {
+  if constexpr (arch::has_fixup_by_class<V>) {
+    return arch::fixup_by_class<arch::fixup_table({.quiet_nan = fixup::x,
+                                                   .signaling_nan = fixup::x,
+                                                   .zero = fixup::x,
+                                                   .plus_infinity = fixup::x})>(v, x);
+  } else {
+    auto const special =
+        math::either(math::is_nan(x),
+                     math::either(x == V(0), x == V(std::numeric_limits<scalar_t<V>>::infinity())));
+    if (math::any(special)) [[unlikely]] {
+      return math::select(special, x, v);
+    }
+    return v;
   }
 }
 
