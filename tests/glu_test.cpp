@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <nonlin/glu.hpp>
+#include <nonlin/mish.hpp>
 
 #include "support/accuracy_stride.hpp"
 #include "support/gradcheck.hpp"
@@ -226,6 +227,60 @@ TYPED_TEST(Glu, BatchLanesEqualScalarCalls) {
 }
 
 // --- span kernels, separate value and gate ------------------------------------------------
+
+// The gated backward kernels whose act defers its product tail (glu.hpp:
+// gated_backward_deferring_tails) evaluate the two batches of an iteration without the tail's
+// branch, then again those of an iteration where a lane needs it: one tail lane (a gate whose
+// act' is below the normal range, dy value bringing dy value act' back into it) at every
+// position of four iterations, the other lanes ordinary, both gradients against the scalar
+// call, separate and fused.
+TYPED_TEST(Glu, DeferredProductTailsInEveryLaneOfAnIteration) {
+  using T = TypeParam;
+  using B = xsimd::batch<T>;
+  constexpr bool is_float = std::is_same_v<T, float>;
+  constexpr std::size_t n = 8 * B::size + 3;
+  T const dy_large = is_float ? T(1e30) : T(1e300);
+  auto const check = [&](char const* name, auto const& f, T tail_gate) {
+    SCOPED_TRACE(name);
+    using Op = decltype(detail::gated_backward_op<T>(f));
+    static_assert(detail::defers_pair_tails<Op>);
+    ASSERT_NE(f.backward(T(1), tail_gate, dy_large).d_gate, dy_large * f.act.derivative(tail_gate))
+        << "not a tail";
+    std::vector<T> const value = inputs<T>(n, 21);
+    std::vector<T> const gate = inputs<T>(n, 22);
+    std::vector<T> const dy(n, dy_large);
+    for (std::size_t at = 0; at < n; ++at) {
+      std::vector<T> moved = gate;
+      std::vector<T> ones = value;
+      moved[at] = tail_gate;
+      ones[at] = T(1);
+      std::vector<T> d_value(n);
+      std::vector<T> d_gate(n);
+      gated_backward(f, std::span<T const>(ones), std::span<T const>(moved), std::span<T const>(dy),
+                     std::span<T>(d_value), std::span<T>(d_gate));
+      std::vector<T> x(2 * n);
+      std::copy(ones.begin(), ones.end(), x.begin());
+      std::copy(moved.begin(), moved.end(), x.begin() + n);
+      std::vector<T> dx(2 * n);
+      gated_backward_fused(f, std::span<T const>(x), std::span<T const>(dy), std::span<T>(dx), 1,
+                           glu_split::value_first);
+      for (std::size_t i = 0; i < n; ++i) {
+        auto const expected = f.backward(ones[i], moved[i], dy[i]);
+        ASSERT_TRUE(same_bits(d_value[i], expected.d_value)) << "tail at " << at << ", lane " << i;
+        ASSERT_TRUE(same_bits(d_gate[i], expected.d_gate)) << "tail at " << at << ", lane " << i;
+        ASSERT_TRUE(same_bits(dx[i], expected.d_value)) << "fused, tail at " << at;
+        ASSERT_TRUE(same_bits(dx[n + i], expected.d_gate)) << "fused, tail at " << at;
+      }
+    }
+  };
+  check("glu", glu{}, is_float ? T(-95) : T(-720));
+  check("geglu", geglu{}, is_float ? T(-13.6) : T(-37.8));
+  check("geglu_tanh", geglu_tanh{}, is_float ? T(-11) : T(-22));
+  check("gated<mish>", gated<mish>{}, is_float ? T(-95) : T(-720));
+  // The acts whose backward branches on its own (silu's root patch) keep elementwise_pair's loop.
+  static_assert(!detail::defers_pair_tails<decltype(detail::gated_backward_op<T>(swiglu{}))>);
+  static_assert(!detail::defers_pair_tails<decltype(detail::gated_backward_op<T>(reglu{}))>);
+}
 
 TYPED_TEST(Glu, SeparateSpansEveryLengthOffsetAndInPlace) {
   using T = TypeParam;

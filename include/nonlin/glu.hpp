@@ -61,6 +61,19 @@ struct gated_gradient {
   V d_gate;
 };
 
+namespace detail {
+// Whether the act's backward, as the gated unit calls it, takes tails as its last argument: its
+// backward_given_derivative where it has value_and_derivative, else its backward.
+template <class Act, class V, class Tails>
+concept act_takes_tails = requires(Act const& act, V v, Tails const& tails) {
+  requires(
+      requires { act.value_and_derivative(v); } &&
+      requires { act.backward_given_derivative(v, v, v, tails); }) ||
+      (
+          !requires { act.value_and_derivative(v); } && requires { act.backward(v, v, tails); });
+};
+}  // namespace detail
+
 // out = value * act(gate). An aggregate, like every nonlin functor: the act's parameters are
 // set as gated<swish>{.act = {.beta = 1.5}}.
 template <class Act>
@@ -94,9 +107,13 @@ struct gated {
                                  act.side_of_true_value(gate, a), V(0));
     return math::select(value > V(0), exact, math::select(value < V(0), math::neg(exact), V(0)));
   }
-  template <real_value V>
-  requires unary_activation<Act, V> NONLIN_ISA_TAG gated_gradient<V> backward(V value, V gate, V dy)
-  const noexcept {
+  // tails: how act's backward applies its product tail (math/exp.hpp: product_tails); an act
+  // whose backward takes it passes it on (the span kernels' recorder: gated_backward_op).
+  template <real_value V, class Tails = math::product_tails>
+  requires unary_activation<Act, V> &&
+      (std::is_same_v<Tails, math::product_tails> || detail::act_takes_tails<Act, V, Tails>)
+          NONLIN_ISA_TAG gated_gradient<V> backward(V value, V gate, V dy,
+                                                    Tails const& tails = {}) const noexcept {
     // dy value can overflow where dy value act'(gate) does not (sigmoid' <= 1/4: value = max,
     // dy = 2 at gate = 0 is max / 2). Those lanes take act.backward(gate, dy) value instead,
     // from the same single evaluation of act.backward (its dy argument selected per lane), so
@@ -108,11 +125,22 @@ struct gated {
     if constexpr (requires { act.value_and_derivative(gate); }) {
       // One evaluation for act and act' (gelu_exact); the same bits as act.backward.
       auto both = act.value_and_derivative(gate);
-      V const d_gate = act.backward_given_derivative(gate, both.derivative,
-                                                     math::select(overflowed, dy, product));
+      V const factor = math::select(overflowed, dy, product);
+      V d_gate;
+      if constexpr (detail::act_takes_tails<Act, V, Tails>) {
+        d_gate = act.backward_given_derivative(gate, both.derivative, factor, tails);
+      } else {
+        d_gate = act.backward_given_derivative(gate, both.derivative, factor);
+      }
       return {dy * both.value, math::select(overflowed, d_gate * value, d_gate)};
     } else {
-      V const d_gate = act.backward(gate, math::select(overflowed, dy, product));
+      V const factor = math::select(overflowed, dy, product);
+      V d_gate;
+      if constexpr (detail::act_takes_tails<Act, V, Tails>) {
+        d_gate = act.backward(gate, factor, tails);
+      } else {
+        d_gate = act.backward(gate, factor);
+      }
       return {dy * act(gate), math::select(overflowed, d_gate * value, d_gate)};
     }
   }
@@ -196,9 +224,30 @@ auto gated_backward_op(F const& f) {
   return
       [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) { return f.backward(v, g, d); };
 }
+// The backward op of gated<Act> on float or double arrays where Act's backward can defer its
+// product tail (kernels.hpp: backward_deferring_tails): elementwise_pair evaluates the two
+// batches of an iteration recording the lanes that need it, and again as usual only where one
+// did: the same bits.
+template <class Act>
+struct gated_backward_deferring_tails {
+  gated<Act> f;
+
+  template <class B>
+  auto operator()(B v, B g, B d) const -> decltype(f.backward(v, g, d)) {
+    return f.backward(v, g, d);
+  }
+  template <class B>
+  gated_gradient<B> recording_tails(math::mask_t<B>& lanes, B v, B g, B d) const {
+    return f.backward(v, g, d, math::recorded_product_tails<B>{lanes});
+  }
+};
+
 template <class T, class Act>
 auto gated_backward_op(gated<Act> const& f) {
-  if constexpr (storage16<T> && fast16<Act>::backward && fast16<Act>::gated_forward) {
+  using batch = xsimd::batch<compute_t<T>>;
+  if constexpr (!storage16<T> && act_takes_tails<Act, batch, math::recorded_product_tails<batch>>) {
+    return gated_backward_deferring_tails<Act>{f};
+  } else if constexpr (storage16<T> && fast16<Act>::backward && fast16<Act>::gated_forward) {
     using twin = decltype(fast16<Act>::twin(f.act));
     return twin_in_float(
         f, gated_backward_twin<Act, twin>{f, {fast16<Act>::twin(f.act)}},
@@ -323,10 +372,30 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
       store_each(a, b);
     }
   };
+  // An op that can defer its product tails (gated_backward_deferring_tails), on float or double
+  // arrays.
+  constexpr bool records_tails =
+      !storage16<T> && requires(math::mask_t<batch> & lanes, as_batch<In, batch>... x) {
+    op.recording_tails(lanes, x...);
+  };
   // Two batches an iteration, both loaded before either is stored (detail::elementwise has
   // four; this op is twice the work and holds two results).
   auto const usual_iterations = [&]<bool records>(std::bool_constant<records>) {
     for (; i + 2 * width <= n; i += 2 * width) {
+      if constexpr (records_tails) {
+        // The two batches without a branch between them, their tail lanes recorded; again as
+        // usual where one was (kernels.hpp: backward_deferring_tails).
+        math::mask_t<batch> tails(false);
+        gated_gradient<batch> r0 = op.recording_tails(tails, load_batch<batch>(in.data() + i)...);
+        gated_gradient<batch> r1 =
+            op.recording_tails(tails, load_batch<batch>(in.data() + i + width)...);
+        if (xsimd::any(tails)) [[unlikely]] {
+          r0 = op(load_batch<batch>(in.data() + i)...);
+          r1 = op(load_batch<batch>(in.data() + i + width)...);
+        }
+        store_each(r0, r1);
+        continue;
+      }
       gated_gradient<batch> r0 = op(load_batch<batch>(in.data() + i)...);
       gated_gradient<batch> r1 = op(load_batch<batch>(in.data() + i + width)...);
       // (Tested first outside the lambda: clang 14 checks the body of a generic lambda when the
@@ -394,6 +463,29 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
   }
 }
 NONLIN_LOOP_DIAGNOSTICS_POP
+
+// elementwise_pair with the loop body scheduled by GCC (kernels.hpp: elementwise_interleaved).
+template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
+NONLIN_FLATTEN NONLIN_INTERLEAVED void elementwise_pair_interleaved(Op const& op, std::span<T> out0,
+                                                                    std::span<T> out1, In... in) {
+  elementwise_pair<Arch, E>(op, out0, out1, in...);
+}
+
+// The gated backward kernels' loop: interleaved where the op defers its product tails (the two
+// chains of an iteration then lie in one block), elementwise_pair elsewhere.
+template <class Op>
+inline constexpr bool defers_pair_tails = false;
+template <class Act>
+inline constexpr bool defers_pair_tails<gated_backward_deferring_tails<Act>> = true;
+
+template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
+void elementwise_pair_backward(Op const& op, std::span<T> out0, std::span<T> out1, In... in) {
+  if constexpr (defers_pair_tails<Op>) {
+    elementwise_pair_interleaved<Arch, E>(op, out0, out1, in...);
+  } else {
+    elementwise_pair<Arch, E>(op, out0, out1, in...);
+  }
+}
 
 // The half width H of a fused (rows, 2H) buffer of x_size elements, after checking that it is
 // one; out_name/out_size: the (rows, H) array that goes with it.
@@ -474,8 +566,8 @@ void gated_backward(F const& f, std::span<T const> value, std::span<T const> gat
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "gate", gate);
   detail::require_no_partial_overlap<T>(where, "d_gate", d_gate, "dy", dy);
   detail::require_disjoint<T, T>(where, "d_value", d_value, "d_gate", d_gate);
-  detail::elementwise_pair<Arch, detail::exactness16<F>()>(detail::gated_backward_op<T>(f), d_value,
-                                                           d_gate, value, gate, dy);
+  detail::elementwise_pair_backward<Arch, detail::exactness16<F>()>(
+      detail::gated_backward_op<T>(f), d_value, d_gate, value, gate, dy);
 }
 
 // out (rows, H) = f(value, gate) with value and gate the two halves of each row of x (rows, 2H).
@@ -518,7 +610,7 @@ void gated_backward_fused(F const& f, std::span<T const> x, std::span<T const> d
   for (std::size_t r = 0; r < rows; ++r) {
     auto const row = x.subspan(2 * half * r, 2 * half);
     auto const grad = dx.subspan(2 * half * r, 2 * half);
-    detail::elementwise_pair<Arch, detail::exactness16<F>()>(
+    detail::elementwise_pair_backward<Arch, detail::exactness16<F>()>(
         op, grad.subspan(at.value, half), grad.subspan(at.gate, half), row.subspan(at.value, half),
         row.subspan(at.gate, half), dy.subspan(half * r, half));
   }

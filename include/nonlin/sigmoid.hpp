@@ -42,9 +42,10 @@ struct sigmoid {
     return math::sigmoid_and_derivative(x);
   }
   // backward(x, dy) from derivative(x) already evaluated.
-  template <real_value V>
-  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return math::sigmoid_derivative_product(dy * derivative, x, dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy,
+                                             Tails const& tails = {}) const noexcept {
+    return math::sigmoid_derivative_product(dy * derivative, x, dy, math::c<V>(1), tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
