@@ -229,7 +229,7 @@ TYPED_TEST(Glu, BatchLanesEqualScalarCalls) {
 // --- span kernels, separate value and gate ------------------------------------------------
 
 // The gated backward kernels whose act defers its product tail (glu.hpp:
-// gated_backward_deferring_tails) evaluate the two batches of an iteration without the tail's
+// backward_deferring_tails<gated<Act>>) evaluate the two batches of an iteration without the tail's
 // branch, then again those of an iteration where a lane needs it: one tail lane (a gate whose
 // act' is below the normal range, dy value bringing dy value act' back into it) at every
 // position of four iterations, the other lanes ordinary, both gradients against the scalar

@@ -224,29 +224,14 @@ auto gated_backward_op(F const& f) {
   return
       [f](auto v, auto g, auto d) -> decltype(f.backward(v, g, d)) { return f.backward(v, g, d); };
 }
-// The backward op of gated<Act> on float or double arrays where Act's backward can defer its
-// product tail (kernels.hpp: backward_deferring_tails): elementwise_pair evaluates the two
-// batches of an iteration recording the lanes that need it, and again as usual only where one
-// did: the same bits.
-template <class Act>
-struct gated_backward_deferring_tails {
-  gated<Act> f;
-
-  template <class B>
-  auto operator()(B v, B g, B d) const -> decltype(f.backward(v, g, d)) {
-    return f.backward(v, g, d);
-  }
-  template <class B>
-  gated_gradient<B> recording_tails(math::mask_t<B>& lanes, B v, B g, B d) const {
-    return f.backward(v, g, d, math::recorded_product_tails<B>{lanes});
-  }
-};
-
 template <class T, class Act>
 auto gated_backward_op(gated<Act> const& f) {
   using batch = xsimd::batch<compute_t<T>>;
   if constexpr (!storage16<T> && act_takes_tails<Act, batch, math::recorded_product_tails<batch>>) {
-    return gated_backward_deferring_tails<Act>{f};
+    // Where Act's backward can defer its product tail, on float or double arrays:
+    // elementwise_pair evaluates the two batches of an iteration recording the lanes that need
+    // it, and again as usual only where one did (kernels.hpp: backward_deferring_tails).
+    return backward_deferring_tails<gated<Act>>{f};
   } else if constexpr (storage16<T> && fast16<Act>::backward && fast16<Act>::gated_forward) {
     using twin = decltype(fast16<Act>::twin(f.act));
     return twin_in_float(
@@ -372,8 +357,8 @@ NONLIN_FLATTEN void elementwise_pair(Op const& shared_op, std::span<T> out0, std
       store_each(a, b);
     }
   };
-  // An op that can defer its product tails (gated_backward_deferring_tails), on float or double
-  // arrays.
+  // An op that can defer its product tails (kernels.hpp: backward_deferring_tails), on float or
+  // double arrays.
   constexpr bool records_tails =
       !storage16<T> && requires(math::mask_t<batch> & lanes, as_batch<In, batch>... x) {
     op.recording_tails(lanes, x...);
@@ -476,7 +461,7 @@ NONLIN_FLATTEN NONLIN_INTERLEAVED void elementwise_pair_interleaved(Op const& op
 template <class Op>
 inline constexpr bool defers_pair_tails = false;
 template <class Act>
-inline constexpr bool defers_pair_tails<gated_backward_deferring_tails<Act>> = true;
+inline constexpr bool defers_pair_tails<backward_deferring_tails<gated<Act>>> = true;
 
 template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
 void elementwise_pair_backward(Op const& op, std::span<T> out0, std::span<T> out1, In... in) {

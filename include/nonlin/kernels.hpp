@@ -839,21 +839,22 @@ NONLIN_FLATTEN void elementwise(Op const& shared_op, std::span<T> out, In... in)
 NONLIN_LOOP_DIAGNOSTICS_POP
 
 // The backward op of an F whose backward takes the way its product tail is applied (math/exp.hpp:
-// product_tails): as usual, or recording the lanes that need the tail instead of branching on
-// them. elementwise evaluates the four batches of an iteration the second way, one chain after
-// another with no branch between them (so that elementwise_interleaved can interleave them),
-// and only where a lane was recorded the first way: the same bits.
+// product_tails) as its last argument: as usual, or recording the lanes that need the tail
+// instead of branching on them. elementwise (elementwise_pair for the gated units' two results,
+// glu.hpp) evaluates the batches of an iteration the second way, one chain after another with no
+// branch between them (so that the interleaved loops can interleave them), and only where a lane
+// was recorded the first way: the same bits.
 template <class F>
 struct backward_deferring_tails {
   F f;
 
-  template <class B>
-  auto operator()(B x, B dy) const -> decltype(f.backward(x, dy)) {
-    return f.backward(x, dy);
+  template <class B, class... Rest>
+  auto operator()(B x, Rest... rest) const -> decltype(f.backward(x, rest...)) {
+    return f.backward(x, rest...);
   }
-  template <class B>
-  B recording_tails(math::mask_t<B>& lanes, B x, B dy) const {
-    return f.backward(x, dy, math::recorded_product_tails<B>{lanes});
+  template <class B, class... Rest>
+  auto recording_tails(math::mask_t<B>& lanes, B x, Rest... rest) const {
+    return f.backward(x, rest..., math::recorded_product_tails<B>{lanes});
   }
 };
 
