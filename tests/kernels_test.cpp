@@ -78,7 +78,7 @@ TYPED_TEST(Kernels, EveryLengthOffsetAndInPlaceMatchesTheScalarCall) {
 // evaluate four batches without one, then again those of an iteration where a lane needs it: one
 // tail lane (an x whose f' is below the normal range, a dy that brings dy f' back into it, where
 // dy times the rounded f' differs) at every position of three iterations, the other lanes
-// ordinary, each result against the scalar call.
+// ordinary, each result against the scalar call; default tier and fast tier.
 TYPED_TEST(Kernels, DeferredProductTailsInEveryLaneOfAnIteration) {
   using T = TypeParam;
   constexpr bool is_float = std::is_same_v<T, float>;
@@ -108,6 +108,11 @@ TYPED_TEST(Kernels, DeferredProductTailsInEveryLaneOfAnIteration) {
   check("mish", mish{}, is_float ? T(-95) : T(-720));
   check("gelu_exact", gelu_exact{}, is_float ? T(-13.6) : T(-37.8));
   check("gelu_tanh", gelu_tanh{}, is_float ? T(-11) : T(-22));
+  check("fast::sigmoid", fast::sigmoid{}, is_float ? T(-95) : T(-720));
+  check("fast::tanh", fast::tanh{}, is_float ? T(48) : T(362));
+  check("fast::log_sigmoid", fast::log_sigmoid{}, is_float ? T(95) : T(720));
+  check("fast::softplus", fast::softplus{}, is_float ? T(-95) : T(-720));
+  check("fast::gelu_exact", fast::gelu_exact{}, is_float ? T(-13.6) : T(-37.8));
 }
 
 // A lane of a batch call equals the scalar call, whatever the other lanes hold.

@@ -171,9 +171,9 @@ struct sigmoid {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::fast::logistic<math::exp_range::value, false>(x).slope();
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return math::fast::slope_times(derivative(x), x, dy, math::c<V>(1));
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return math::fast::slope_times(derivative(x), x, dy, math::c<V>(1), tails);
   }
   // From the output the math is the default tier's (nothing there to make faster).
   template <real_value V>
@@ -199,9 +199,9 @@ struct tanh {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::c<V>(4) * math::fast::logistic<math::exp_range::value, false>(x + x).slope();
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return math::fast::slope_times(derivative(x), x + x, dy, math::c<V>(4));
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return math::fast::slope_times(derivative(x), x + x, dy, math::c<V>(4), tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -348,13 +348,14 @@ struct gelu_exact {
     return {n.x_cdf, n.cdf_plus_x_pdf};
   }
   // dy gelu_exact'(x), rounded once also far in the left tail (the default tier's product tail).
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return backward_given_derivative(x, derivative(x), dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return backward_given_derivative(x, derivative(x), dy, tails);
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return nonlin::gelu_exact{}.backward_given_derivative(x, derivative, dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy,
+                                             Tails const& tails = {}) const noexcept {
+    return nonlin::gelu_exact{}.backward_given_derivative(x, derivative, dy, tails);
   }
   // The default functor's (the same function): for the 16-bit kernels.
   template <real_value V>
@@ -380,9 +381,9 @@ struct log_sigmoid {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return math::fast::sigmoid(math::neg(x));
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return math::fast::sigmoid_times(math::neg(x), dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return math::fast::sigmoid_times(math::neg(x), dy, tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -425,10 +426,10 @@ struct softplus {
     }
     return math::select(z > nonlin::softplus::linear_from<V>(threshold), math::c<V>(1), smooth);
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
     V const z = x * math::c<V>(beta);
-    V const smooth = math::fast::sigmoid_times(z, dy);
+    V const smooth = math::fast::sigmoid_times(z, dy, tails);
     if (smooth_is_exact<V>()) {
       return smooth;
     }

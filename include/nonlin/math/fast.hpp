@@ -258,13 +258,14 @@ inline auto logistic(Z const& z) noexcept {
 
 // dy c sigma'(z) for a derivative `common` = c sigma'(z) (c a power of two), rounded once also
 // far in the tails.
-template <real_value V>
-inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of_two) noexcept {
+template <real_value V, class Tails = product_tails>
+inline V slope_times(V const& common, V const& z, V const& dy, V const& power_of_two,
+                     Tails const& tails = {}) noexcept {
   auto tail = [](V arg, V factor, V power) {
     auto p = fast::logistic<exp_range::product>(arg);
     return math::scale_times(math::divide(power * p.u, p.square()), p.n, factor);
   };
-  return math::with_product_tail(dy * common, math::neg_abs(z), tail, z, dy, power_of_two);
+  return tails(dy * common, math::neg_abs(z), tail, z, dy, power_of_two);
 }
 
 // numerator sigma(z) = numerator / (1 + e^-z) in one quotient wherever sigma(z) is a normal
@@ -314,12 +315,12 @@ inline V sigmoid(V const& z) noexcept {
 // needs no branch of its own: z clamped on both sides, the lanes where the clamp below acts take
 // the tail, tested on the clamped z (also below product_min_arg, where the tail gives 0 for
 // every finite dy and the quotient of the clamped z would not).
-template <real_value V>
-inline V sigmoid_times(V const& z, V const& dy) noexcept {
+template <real_value V, class Tails = product_tails>
+inline V sigmoid_times(V const& z, V const& dy, Tails const& tails = {}) noexcept {
   V const bound(detail::sigmoid_normal_bound<scalar_t<V>>);
   V const clamped = math::clamp_below(math::clamp_above(z, bound), math::neg(bound));
   V const common = dy * detail::times_sigmoid_within(math::c<V>(1), clamped);
-  return math::sigmoid_product(common, z, dy, clamped);
+  return math::sigmoid_product(common, z, dy, clamped, tails);
 }
 
 // x Phi(x) and Phi(x) + x phi(x) as math::normal forms them, Phi(-a) = e^(-a^2/2) g(a), with
