@@ -113,6 +113,9 @@ TYPED_TEST(Kernels, DeferredProductTailsInEveryLaneOfAnIteration) {
   check("fast::log_sigmoid", fast::log_sigmoid{}, is_float ? T(95) : T(720));
   check("fast::softplus", fast::softplus{}, is_float ? T(-95) : T(-720));
   check("fast::gelu_exact", fast::gelu_exact{}, is_float ? T(-13.6) : T(-37.8));
+  check("fast::gelu_tanh", fast::gelu_tanh{}, is_float ? T(-11) : T(-22));
+  check("fast::elu", fast::elu{}, is_float ? T(-95) : T(-720));
+  check("fast::selu", fast::selu{}, is_float ? T(-95) : T(-720));
 }
 
 // A lane of a batch call equals the scalar call, whatever the other lanes hold.

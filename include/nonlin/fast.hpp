@@ -113,8 +113,9 @@ inline V exponential_linear_derivative(V x, V scale, V left_scale, double width)
 }
 // dy times the derivative, rounded once also where left_scale e^a alone is below the normal
 // range (math::with_product_tail: dy goes in before the scale).
-template <real_value V>
-inline V exponential_linear_backward(V x, V dy, V scale, V left_scale, double width) noexcept {
+template <real_value V, class Tails = math::product_tails>
+inline V exponential_linear_backward(V x, V dy, V scale, V left_scale, double width,
+                                     Tails const& tails = {}) noexcept {
   V const negative = math::clamp_above(x, V(0));
   V const a = nonlin::detail::over_width(negative, width);
   V const common = dy * fast::detail::exponential_linear_derivative(x, scale, left_scale, width);
@@ -123,7 +124,7 @@ inline V exponential_linear_backward(V x, V dy, V scale, V left_scale, double wi
     auto e = fast::detail::exp_over_width(arg, w, lowest);  // not const (GCC 12)
     return math::scale_times(e.u * k, e.n, factor);
   };
-  return math::with_product_tail(common, a, tail, negative, width, left_scale, dy);
+  return tails(common, a, tail, negative, width, left_scale, dy);
 }
 
 // The same with the split form on the whole left side (z < 0), branch-free: e = e^-|z| = u 2^n
@@ -147,14 +148,15 @@ inline V x_sigmoid_derivative_split_left(Z z, V slope_x) noexcept {
 
 // dy times x_sigmoid_derivative(z, slope_x) = `common`, rounded once also far in the left tail
 // (z a V or z.hi + z.lo).
-template <real_value V, class Z>
-inline V x_sigmoid_derivative_times(V common, Z z, V slope_x, V dy) noexcept {
+template <real_value V, class Z, class Tails = math::product_tails>
+inline V x_sigmoid_derivative_times(V common, Z z, V slope_x, V dy,
+                                    Tails const& tails = {}) noexcept {
   auto tail = [](Z arg, V arg_slope, V factor) {
     auto p = math::fast::logistic<math::exp_range::product>(arg);
     V const left = math::fma(p.e, p.u, (math::c<V>(1) + arg_slope) * p.u);
     return math::scale_times(math::divide(left, p.square()), p.n, factor);
   };
-  return math::with_product_tail(dy * common, math::fast::high(z), tail, z, slope_x, dy);
+  return tails(dy * common, math::fast::high(z), tail, z, slope_x, dy);
 }
 }  // namespace NONLIN_ISA
 }  // namespace detail
@@ -231,9 +233,9 @@ struct elu {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::exponential_linear_derivative(x, math::c<V>(1), math::c<V>(alpha), 1.0);
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::c<V>(alpha), 1.0);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return detail::exponential_linear_backward(x, dy, math::c<V>(1), math::c<V>(alpha), 1.0, tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -269,10 +271,10 @@ struct selu {
     return detail::exponential_linear_derivative(x, nonlin::selu::lambda<V>(), lambda_alpha<V>(),
                                                  1.0);
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
     return detail::exponential_linear_backward(x, dy, nonlin::selu::lambda<V>(), lambda_alpha<V>(),
-                                               1.0);
+                                               1.0, tails);
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -544,9 +546,9 @@ struct gelu_tanh {
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
     return detail::x_sigmoid_derivative_split_left(argument(x), slope_x(x));
   }
-  template <real_value V>
-  NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    return detail::x_sigmoid_derivative_times(derivative(x), argument(x), slope_x(x), dy);
+  template <real_value V, class Tails = math::product_tails>
+  NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
+    return detail::x_sigmoid_derivative_times(derivative(x), argument(x), slope_x(x), dy, tails);
   }
   // x v'(x) = x (c1 + 3 c3 x^2) (also the 16-bit kernels' fast twin's: nonlin/detail/fast16.hpp).
   template <real_value V>
