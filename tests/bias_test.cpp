@@ -223,6 +223,80 @@ TYPED_TEST(Bias, GatedEqualsTheFusedKernelsOnXPlusBAndDbiasIsTheSumOfDx) {
   }
 }
 
+// The product tails in the backward kernels with a bias: one pre-activation x + b in the tail (f'
+// below the normal range, dy = 1e30 or 1e300 bringing dy f' back, where dy times the rounded f'
+// differs) at every position, the other lanes ordinary; dx against the scalar call at x + b, bit
+// for bit, in both layouts. The gated form, which defers the act's tails to the end of an
+// iteration as gated_backward_fused does (kernels.hpp: backward_deferring_tails), the tail on the
+// gate, against gated_backward_fused on x + b and against the scalar call.
+TYPED_TEST(Bias, ProductTailsInEveryLane) {
+  using T = TypeParam;
+  constexpr bool is_float = std::is_same_v<T, float>;
+  T const dy_large = is_float ? T(1e30) : T(1e300);
+  auto const check = [&](char const* name, auto const& f, T tail_x) {
+    SCOPED_TRACE(name);
+    for (prelu_shape const shape : {prelu_shape{2, 37, 1}, prelu_shape{2, 3, 37}}) {
+      std::size_t const size = shape.size();
+      std::vector<T> const b = values<T>(shape.channels, 3, 0.25);
+      std::vector<T> const dy(size, dy_large);
+      for (std::size_t at = 0; at < size; ++at) {
+        std::vector<T> x = values<T>(size, 1, 3);
+        x[at] = tail_x;
+        std::vector<T> dx(size), db(shape.channels);
+        backward_with_bias(f, std::span<T const>(x), std::span<T const>(b), std::span<T const>(dy),
+                           std::span<T>(dx), std::span<T>(db), shape);
+        for (std::size_t k = 0; k < size; ++k) {
+          T const pre = x[k] + b[(k / shape.inner) % shape.channels];
+          ASSERT_TRUE(same_bits(dx[k], f.backward(pre, dy[k])))
+              << "tail at " << at << ", element " << k << ", x + b = " << pre;
+        }
+      }
+    }
+  };
+  check("sigmoid", sigmoid{}, is_float ? T(-95) : T(-720));
+  check("gelu_tanh", gelu_tanh{}, is_float ? T(-12) : T(-22));
+  check("mish", mish{}, is_float ? T(-95) : T(-720));
+  auto const check_gated = [&](char const* name, auto const& f, T tail_gate) {
+    SCOPED_TRACE(name);
+    std::size_t const rows = 2;
+    std::size_t const half = 37;
+    std::size_t const size = rows * 2 * half;
+    std::vector<T> const b = values<T>(2 * half, 9, 0.25);
+    std::vector<T> const dy(rows * half, dy_large);
+    for (glu_split split : {glu_split::value_first, glu_split::gate_first}) {
+      std::size_t const gate_at = split == glu_split::value_first ? half : 0;
+      for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t j = 0; j < half; ++j) {
+          std::vector<T> x = values<T>(size, 7, 2);
+          x[r * 2 * half + gate_at + j] = tail_gate;
+          std::vector<T> pre(size);
+          for (std::size_t k = 0; k < size; ++k) pre[k] = x[k] + b[k % (2 * half)];
+          std::vector<T> dx(size), expected_dx(size), db(2 * half);
+          gated_backward_fused_with_bias(f, std::span<T const>(x), std::span<T const>(b),
+                                         std::span<T const>(dy), std::span<T>(dx), std::span<T>(db),
+                                         rows, split);
+          gated_backward_fused(f, std::span<T const>(pre), std::span<T const>(dy),
+                               std::span<T>(expected_dx), rows, split);
+          ASSERT_EQ(std::memcmp(dx.data(), expected_dx.data(), size * sizeof(T)), 0)
+              << "tail at row " << r << ", lane " << j;
+          std::size_t const value_at = split == glu_split::value_first ? 0 : half;
+          for (std::size_t q = 0; q < rows; ++q) {
+            for (std::size_t k = 0; k < half; ++k) {
+              std::size_t const v = q * 2 * half + value_at + k;
+              std::size_t const g = q * 2 * half + gate_at + k;
+              auto const want = f.backward(pre[v], pre[g], dy[q * half + k]);
+              ASSERT_TRUE(same_bits(dx[v], want.d_value) && same_bits(dx[g], want.d_gate))
+                  << "tail at row " << r << ", lane " << j << "; row " << q << ", lane " << k;
+            }
+          }
+        }
+      }
+    }
+  };
+  check_gated("glu", glu{}, is_float ? T(-95) : T(-720));
+  check_gated("geglu_tanh", geglu_tanh{}, is_float ? T(-12) : T(-22));
+}
+
 TYPED_TEST(Bias, GatedBadArgumentsThrowBeforeAnythingIsWritten) {
   using T = TypeParam;
   std::size_t const rows = 2;

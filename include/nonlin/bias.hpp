@@ -132,6 +132,30 @@ auto biased_forward_op(F const& f) {
     return [f](auto xb, auto bb) -> decltype(f(xb + bb)) { return f(xb + bb); };
   }
 }
+
+// The gated backward kernel's op at the biased inputs (value + b_value, gate + b_gate) as a
+// functor's backward that passes a tails argument on (math/exp.hpp: product_tails), so that
+// backward_deferring_tails defers the act's product tails here as in gated_backward_fused (float
+// and double arrays, where the act's backward takes the argument: glu.hpp, act_takes_tails).
+template <class F>
+struct gated_backward_at_biased {
+  F f;
+  template <class B, class... Tails>
+  auto backward(B value, B gate, B dy, B b_value, B b_gate, Tails const&... tails) const
+      -> decltype(f.backward(value + b_value, gate + b_gate, dy, tails...)) {
+    return f.backward(value + b_value, gate + b_gate, dy, tails...);
+  }
+};
+template <class F>
+inline constexpr bool defers_pair_tails<backward_deferring_tails<gated_backward_at_biased<F>>> =
+    true;
+
+// Whether the gated F's backward on batches B takes the tails argument (gated<Act> where Act's
+// does: glu.hpp, act_takes_tails).
+template <class F, class B>
+concept gated_defers_product_tails = requires(F const& f, B x, math::mask_t<B>& lanes) {
+  f.backward(x, x, x, math::recorded_product_tails<B>{lanes});
+};
 }  // namespace NONLIN_ISA
 }  // namespace detail
 
@@ -278,19 +302,28 @@ void gated_backward_fused_with_bias(F const& f, std::span<T const> x, std::span<
   using sums_t = detail::column_sums<Arch, T>;
   sums_t sums(bias.size());  // 2H, or any even size with no rows: zeros
   auto const at = detail::offsets(split, half);
-  auto const op = [f](auto v, auto g, auto d, auto bv,
-                      auto bg) -> decltype(f.backward(v + bv, g + bg, d)) {
-    return f.backward(v + bv, g + bg, d);
-  };
+  using batch = xsimd::batch<detail::compute_t<T>, Arch>;
+  // Where the act's backward can defer its product tail, on float or double arrays, the two
+  // batches of an iteration with the recorder, interleaved (glu.hpp: elementwise_pair_backward).
+  auto const op = [&] {
+    if constexpr (!storage16<T> && detail::gated_defers_product_tails<F, batch>) {
+      return detail::backward_deferring_tails<detail::gated_backward_at_biased<F>>{{f}};
+    } else {
+      return
+          [f](auto v, auto g, auto d, auto bv, auto bg) -> decltype(f.backward(v + bv, g + bg, d)) {
+            return f.backward(v + bv, g + bg, d);
+          };
+    }
+  }();
   for (std::size_t first = 0; first < rows && half > 0; first += sums_t::block_rows) {
     std::size_t const last = std::min(rows, first + sums_t::block_rows);
     for (std::size_t r = first; r < last; ++r) {
       auto const row = x.subspan(2 * half * r, 2 * half);
       auto const grad = dx.subspan(2 * half * r, 2 * half);
-      detail::elementwise_pair<Arch>(op, grad.subspan(at.value, half), grad.subspan(at.gate, half),
-                                     row.subspan(at.value, half), row.subspan(at.gate, half),
-                                     dy.subspan(half * r, half), bias.subspan(at.value, half),
-                                     bias.subspan(at.gate, half));
+      detail::elementwise_pair_backward<Arch>(
+          op, grad.subspan(at.value, half), grad.subspan(at.gate, half),
+          row.subspan(at.value, half), row.subspan(at.gate, half), dy.subspan(half * r, half),
+          bias.subspan(at.value, half), bias.subspan(at.gate, half));
     }
     sums.add_rows(std::span<T const>(dx.subspan(2 * half * first, 2 * half * (last - first))));
   }
