@@ -146,16 +146,6 @@ struct gated_backward_at_biased {
     return f.backward(value + b_value, gate + b_gate, dy, tails...);
   }
 };
-template <class F>
-inline constexpr bool defers_pair_tails<backward_deferring_tails<gated_backward_at_biased<F>>> =
-    true;
-
-// Whether the gated F's backward on batches B takes the tails argument (gated<Act> where Act's
-// does: glu.hpp, act_takes_tails).
-template <class F, class B>
-concept gated_defers_product_tails = requires(F const& f, B x, math::mask_t<B>& lanes) {
-  f.backward(x, x, x, math::recorded_product_tails<B>{lanes});
-};
 }  // namespace NONLIN_ISA
 }  // namespace detail
 

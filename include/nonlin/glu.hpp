@@ -72,6 +72,14 @@ concept act_takes_tails = requires(Act const& act, V v, Tails const& tails) {
       (
           !requires { act.value_and_derivative(v); } && requires { act.backward(v, v, tails); });
 };
+
+// Whether the gated F's backward on batches B takes the tails argument (gated<Act> where Act's
+// does, act_takes_tails): then its span backward defers the act's product tails
+// (backward_deferring_tails; also the fused kernel with a bias, bias.hpp).
+template <class F, class B>
+concept gated_defers_product_tails = requires(F const& f, B x, math::mask_t<B>& lanes) {
+  f.backward(x, x, x, math::recorded_product_tails<B>{lanes});
+};
 }  // namespace detail
 
 // out = value * act(gate). An aggregate, like every nonlin functor: the act's parameters are
@@ -227,7 +235,7 @@ auto gated_backward_op(F const& f) {
 template <class T, class Act>
 auto gated_backward_op(gated<Act> const& f) {
   using batch = xsimd::batch<compute_t<T>>;
-  if constexpr (!storage16<T> && act_takes_tails<Act, batch, math::recorded_product_tails<batch>>) {
+  if constexpr (!storage16<T> && gated_defers_product_tails<gated<Act>, batch>) {
     // Where Act's backward can defer its product tail, on float or double arrays:
     // elementwise_pair evaluates the two batches of an iteration recording the lanes that need
     // it, and again as usual only where one did (kernels.hpp: backward_deferring_tails).
@@ -460,8 +468,8 @@ NONLIN_FLATTEN NONLIN_INTERLEAVED void elementwise_pair_interleaved(Op const& op
 // chains of an iteration then lie in one block), elementwise_pair elsewhere.
 template <class Op>
 inline constexpr bool defers_pair_tails = false;
-template <class Act>
-inline constexpr bool defers_pair_tails<backward_deferring_tails<gated<Act>>> = true;
+template <class F>
+inline constexpr bool defers_pair_tails<backward_deferring_tails<F>> = true;
 
 template <class Arch, exact16 E = exact16::none, class T, class Op, class... In>
 void elementwise_pair_backward(Op const& op, std::span<T> out0, std::span<T> out1, In... in) {
