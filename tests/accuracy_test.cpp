@@ -117,6 +117,12 @@ std::vector<double> const& special_places() {
     }
     // The worst float of the exhaustive run of mish' on one path (u B / D^2): 2.15 ulp.
     p.push_back(-0.311704248);
+    // silu' from its table (math/silu_slope.hpp, AVX-512 builds): its worst float over every
+    // float (1.40 ulp against long double), and the ends of the table's range, where the
+    // quotient form takes over.
+    for (double place : {-1.038257, -8.0, 8.0}) {
+      p.push_back(place);
+    }
     return p;
   }();
   return places;

@@ -327,6 +327,124 @@ def log1p_unit(size=16, degree=2):
     return inverse, minus_log, coeffs, half, worst / (2 * TARGET["float"])
 
 
+def silu_slope_table():
+    """silu'(x) for float |x| < 8 (math/silu_slope.hpp): g(t) = silu'(-t) on 32 pieces
+    [i/4, (i+1)/4) of t = |x|, each g = c + (u + e) q(u) with u = t - a (exact), q of degree
+    <= 5, evaluated as fma(u, q, fma(e, q, c)). Piece 5 holds the zero t0 of g: a = t0 rounded,
+    e = -(t0 - a) rounded, c = 0 and q = g / (t - t0), so the result keeps its relative accuracy
+    as it crosses 0. Elsewhere e = 0 and a is the float near the piece's middle (near its end
+    towards t0 within 0.6 of t0, where g varies most relative to its size; 0 for the first
+    piece, where c = 1/2) at which g(a) is closest to a float c (Gal's accurate tables: c's own
+    rounding below 2^-7 ulp). Returns the header body and the pieces' notes."""
+    sig = lambda z: 1 / (1 + exp(-z))
+    g = lambda t: sig(-t) * (1 - t * sig(t))
+    t0 = findroot(g, mpf("1.2785"))
+    t0_hi = rounded(t0, "float")
+    t0_lo = rounded(t0 - t0_hi, "float")
+    unit = struct.Struct("<f")
+
+    def float_step(x, k):
+        bits = struct.unpack("<I", unit.pack(float(x)))[0]
+        return mpf(unit.unpack(struct.pack("<I", bits + k))[0])
+
+    def ulp(v):
+        from math import frexp
+        return mpf(2) ** (frexp(float(v))[1] - 24)
+
+    columns = [[] for _ in range(9)]
+    notes = []
+    for i in range(32):
+        lo, hi = mpf(i) / 4, mpf(i + 1) / 4
+        if lo <= t0 < hi:
+            a, e, c = t0_hi, -t0_lo, mpf(0)
+            multiplier = lambda u, a=a: a + u - t0  # g = (t - t0) q
+            kind = "the zero t0 = %.10f, c = 0" % float(t0)
+        else:
+            a = mpf(0) if i == 0 else rounded((lo + hi) / 2, "float")
+            if i > 0 and abs(a - t0) < mpf("0.6"):
+                a = rounded(min(max(t0, lo), hi), "float")
+            if i > 0:
+                a = min((float_step(a, k) for k in range(-2000, 2001)),
+                        key=lambda b: abs(g(b) - rounded(g(b), "float")) / ulp(g(b)))
+            e, c = mpf(0), rounded(g(a), "float")
+            multiplier = lambda u: u  # g = c + u q
+            kind = "c within %.0e ulp of g(a)" % float(abs(g(a) - c) / ulp(c))
+        ulo, uhi = lo - a, hi - a
+        target = lambda u, a=a, c=c, m=multiplier: (g(a + u) - c) / m(u)
+        grid = [ulo + (uhi - ulo) * k / 200 for k in range(201)]
+
+        def worst(ascending, a=a, c=c, m=multiplier):
+            err = mpf(0)
+            for u in grid:
+                q = mpf(0)
+                for x in reversed(ascending):
+                    q = q * u + x
+                err = max(err, abs(c + m(u) * q - g(a + u)) / abs(g(a + u)))
+            return err
+
+        for n in range(2, 12):
+            exact = list(reversed(chebyfit(target, [ulo, uhi], n)))
+            if worst(exact) < TARGET["float"] / 32:
+                break
+        # Rounded lowest first, the higher ones refitted (relative least squares) after each.
+        coeffs = list(exact)
+        for k in range(len(coeffs)):
+            coeffs[k] = rounded(coeffs[k], "float")
+            free = len(coeffs) - k - 1
+            if free == 0:
+                break
+            rows, rhs = [], []
+            for u in grid:
+                v = g(a + u)
+                fixed = c + multiplier(u) * sum(coeffs[j] * u ** j for j in range(k + 1))
+                rows.append([multiplier(u) * u ** (k + 1 + j) / v for j in range(free)])
+                rhs.append((v - fixed) / v)
+            A, B = mp.matrix(rows), mp.matrix(rhs)
+            solution = mp.lu_solve(A.T * A, A.T * B)
+            coeffs[k + 1:] = [solution[j] for j in range(free)]
+        plain = [rounded(x, "float") for x in exact]
+        coeffs = min((plain, coeffs), key=worst)
+        if len(coeffs) > 6:
+            raise SystemExit(f"silu slope piece {i}: degree {len(coeffs) - 1} above 5")
+        for k, v in enumerate([a, e, c] + coeffs + [mpf(0)] * (6 - len(coeffs))):
+            columns[k].append(v)
+        notes.append(f"[{float(lo)}, {float(hi)}): {kind}; degree {len(coeffs) - 1}, "
+                     f"error {float(worst(coeffs)):.1e}")
+    names = ["anchor", "root_offset", "value", "q0", "q1", "q2", "q3", "q4", "q5"]
+    out = ["  // Pieces of t: how a and c were chosen; q's degree, max relative error of g."]
+    out += ["  // " + n for n in notes]
+    out.append("  // Columns: a, e, c, then q's coefficients from the constant up.")
+    out.append("  alignas(64) static constexpr std::array<std::array<float, 32>, 9> columns = {{")
+    for name, column in zip(names, columns):
+        out.append(f"      // {name}")
+        out.append("      {" + ", ".join(cxx(v, "float") for v in column) + "},")
+    out.append("  }};")
+    return "\n".join(out)
+
+
+SILU_SLOPE_HEADER = """// SPDX-License-Identifier: MIT
+#pragma once
+// Fitted table of silu'(-t) for float t in [0, 8) (math/silu_slope.hpp). Generated by `python3
+// tools/fit_coefficients.py` (mpmath Chebyshev fits at 60 digits; coefficients rounded to float
+// lowest first, the higher ones refitted after each; the errors quoted are of the rounded
+// polynomials in exact arithmetic). Do not edit.
+
+#include <array>
+
+#include "../isa.hpp"
+
+namespace nonlin::math::tables {{
+inline namespace NONLIN_ISA {{
+
+struct silu_slope {{
+{body}
+}};
+
+}}  // namespace NONLIN_ISA
+}}  // namespace nonlin::math::tables
+"""
+
+
 def header(name, what, make):
     bodies = ""
     for kind in ("float", "double"):
@@ -355,6 +473,11 @@ def main():
         print("p: " + ", ".join(cxx(c, "float") for c in p))
         print("q: " + ", ".join(cxx(c, "float") for c in q))
         return
+    if "--silu-slope" in sys.argv:
+        out = os.path.join(os.path.dirname(__file__), "..", "include", "nonlin", "math")
+        with open(os.path.join(out, "silu_slope_table.hpp"), "w") as f:
+            f.write(SILU_SLOPE_HEADER.format(body=silu_slope_table()))
+        return
     if "--log1p" in sys.argv:
         # math/fast.hpp's detail::log1p_unit_float: 16 entries (one register), q of degree 2.
         inverse, minus_log, q, half, worst = log1p_unit()
@@ -369,6 +492,8 @@ def main():
     with open(os.path.join(out, "root_tables.hpp"), "w") as f:
         f.write(header("derivative_roots", "derivatives near their interior zeros (math/roots.hpp)",
                        root_tables))
+    with open(os.path.join(out, "silu_slope_table.hpp"), "w") as f:
+        f.write(SILU_SLOPE_HEADER.format(body=silu_slope_table()))
 
 
 if __name__ == "__main__":

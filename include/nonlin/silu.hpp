@@ -3,6 +3,8 @@
 // x times a gate of x: silu, swish(beta), gelu_quick, hardswish. Not monotonic: no backward
 // from the output.
 
+#include <type_traits>
+
 #include "concepts.hpp"
 #include "isa.hpp"
 #include "math/constants.hpp"
@@ -11,6 +13,7 @@
 #include "math/logistic.hpp"
 #include "math/ops.hpp"
 #include "math/roots.hpp"
+#include "math/silu_slope.hpp"
 #include "math/true_side.hpp"
 
 namespace nonlin {
@@ -63,19 +66,43 @@ inline V patched_silu_derivative(V generic, math::double_float<V> const& z,
   using R = math::tables::derivative_roots<scalar_t<V>>;
   return math::patch_near_root(generic, z, R::silu_root_hi, R::silu_root_lo, R::silu_ratio, window);
 }
+// The quotient form with the fitted ratio near the zero.
+template <real_value V, class Z>
+inline V quotient_form_swish_derivative(Z const& z) noexcept {
+  return patched_silu_derivative(math::x_sigmoid_derivative(z, one_plus_argument(z)), as_pair(z));
+}
+// dy swish'(x) from swish'(x) = derivative in the quotient form, rounded once also where
+// swish'(x) alone is below the normal range.
+template <real_value V, class Z>
+inline V quotient_form_swish_backward(Z const& z, V derivative, V dy) noexcept {
+  return math::x_sigmoid_derivative_times(derivative, as_pair(z), one_plus_argument(z), dy);
+}
+// An exact z (silu, swish with beta = 1) takes the table where the build has it
+// (math/silu_slope.hpp) and the quotient form beyond it; a z as hi + lo the quotient form.
 template <real_value V, class Z>
 inline V swish_derivative(Z const& z) noexcept {
-  return patched_silu_derivative(math::x_sigmoid_derivative(z, one_plus_argument(z)), as_pair(z));
+  auto const generic = [&] { return quotient_form_swish_derivative<V>(z); };
+  if constexpr (std::is_same_v<Z, V> && math::has_silu_slope_table<V>) {
+    return math::silu_slope(z, generic);
+  } else {
+    return generic();
+  }
 }
 template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
   return swish_derivative<V>(scaled_argument(x, beta));
 }
-// dy swish'(x), rounded once also where swish'(x) alone is below the normal range.
+// dy swish'(x).
 template <real_value V, class Z>
 inline V swish_backward(Z const& z, V dy) noexcept {
-  return math::x_sigmoid_derivative_times(swish_derivative<V>(z), as_pair(z), one_plus_argument(z),
-                                          dy);
+  auto const generic = [&] {
+    return quotient_form_swish_backward(z, quotient_form_swish_derivative<V>(z), dy);
+  };
+  if constexpr (std::is_same_v<Z, V> && math::has_silu_slope_table<V>) {
+    return math::silu_slope_times(z, dy, generic);
+  } else {
+    return generic();
+  }
 }
 template <real_value V>
 inline V swish_backward(V x, math::double_double beta, V dy) noexcept {
@@ -137,17 +164,27 @@ struct silu {
   NONLIN_ISA_TAG V side_of_true_value(V x, V y) const noexcept {
     return math::side_beyond_product(math::c<V>(0.5), x, y, math::c<V>(1));
   }
-  // Both from one exp (the gated units need both): the same bits as operator() and derivative.
+  // Both at once (the gated units need both): the same bits as operator() and derivative. From
+  // one exp, unless the derivative comes from the table (math/silu_slope.hpp).
   template <real_value V>
   NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
-    auto both = math::x_sigmoid_and_derivative(x, detail::one_plus_argument(x));
-    return {both.value, detail::patched_silu_derivative(both.derivative, detail::as_pair(x))};
+    if constexpr (math::has_silu_slope_table<V>) {
+      return {math::x_sigmoid(x), detail::swish_derivative<V>(x)};
+    } else {
+      auto both = math::x_sigmoid_and_derivative(x, detail::one_plus_argument(x));
+      return {both.value, detail::patched_silu_derivative(both.derivative, detail::as_pair(x))};
+    }
   }
   // backward(x, dy) from derivative(x) already evaluated.
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return math::x_sigmoid_derivative_times(derivative, detail::as_pair(x),
-                                            detail::one_plus_argument(x), dy);
+    auto const generic = [&] { return detail::quotient_form_swish_backward(x, derivative, dy); };
+    if constexpr (math::has_silu_slope_table<V>) {
+      return math::within_silu_slope_table(
+          x, [&] { return dy * derivative; }, generic);
+    } else {
+      return generic();
+    }
   }
 };
 

@@ -28,6 +28,7 @@
 //   compress, expand           a float batch's masked lanes packed to the front and back
 //                                                                      (AVX-512F, 512-bit)
 //   lane_indices, permute      a per-lane table lookup, vpermps/pd   (AVX-512F + DQ, 512-bit)
+//   permute_pair               the same from two registers, vpermt2ps/pd
 //   permute_by_low_bits        the same, indexed by the low bits of a lane's bit pattern
 //   widen_float16, narrow_float16   16-bit IEEE halves <-> floats     (F16C, AVX-512F 512-bit)
 //   narrow_bfloat16_flushing   floats -> bfloat16, subnormals to 0   (AVX-512 BF16)
@@ -901,6 +902,25 @@ inline V permute(I const& index, scalar_t<V> const* column) noexcept {
     return V(_mm512_permutexvar_ps(index, V::load_aligned(column)));
   } else {
     return V(_mm512_permutexvar_pd(index, V::load_aligned(column)));
+  }
+#else
+  (void)index;
+  return V::load_aligned(column);  // not reached
+#endif
+}
+
+// column[index[i]] in lane i, column two registers' worth of entries at 64-byte alignment: one
+// vpermt2ps/pd (the same port and cost as vpermps on the Golden Cove and Zen 4 cores).
+template <class V, class I>
+inline V permute_pair(I const& index, scalar_t<V> const* column) noexcept {
+  static_assert(has_permute<V>, "arch::permute_pair: needs AVX-512DQ, 512-bit");
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+  if constexpr (detail::is_float<V>) {
+    return V(
+        _mm512_permutex2var_ps(V::load_aligned(column), index, V::load_aligned(column + V::size)));
+  } else {
+    return V(
+        _mm512_permutex2var_pd(V::load_aligned(column), index, V::load_aligned(column + V::size)));
   }
 #else
   (void)index;
