@@ -641,16 +641,21 @@ void expect_gated16_rule(F const& f, std::vector<T> const& value, std::vector<T>
     ASSERT_TRUE(same16(d_value[i], want_value)) << "n=" << n << " i=" << i;
     ASSERT_TRUE(same16(d_gate[i], want_gate)) << "n=" << n << " i=" << i;
   }
-  // In place: out over value, d_value over value and d_gate over gate.
+  // In place: out over value, d_value over value and d_gate over gate. In place runs another loop
+  // (kernels.hpp: it cannot record marks to recompute later), compiled on its own, so where an
+  // input is a NaN the two may return NaNs of different signs (x86 propagates the first operand's
+  // NaN, and which operand of a commutative instruction comes first is the compiler's choice:
+  // swiglu's bfloat16 d_gate at the gate 0xff81 gave 0xffc1 in place and 0x7fc1 out of place once
+  // silu' came from its table). Some NaN is the policy (README), as in float16_test.
   std::vector<T> v2(value);
   gated_forward(f, in(v2), in(gate), out(v2));
   std::vector<T> v3(value);
   std::vector<T> g3(gate);
   gated_backward(f, in(v3), in(g3), in(dy), out(v3), out(g3));
   for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(v2[i].bits, y[i].bits) << "in place, i=" << i;
-    ASSERT_EQ(v3[i].bits, d_value[i].bits) << "in place, i=" << i;
-    ASSERT_EQ(g3[i].bits, d_gate[i].bits) << "in place, i=" << i;
+    ASSERT_TRUE(same16(v2[i], y[i])) << "in place, i=" << i;
+    ASSERT_TRUE(same16(v3[i], d_value[i])) << "in place, i=" << i;
+    ASSERT_TRUE(same16(g3[i], d_gate[i])) << "in place, i=" << i;
   }
 }
 
