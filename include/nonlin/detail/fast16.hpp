@@ -224,13 +224,21 @@ struct scaled_argument_of {
 // products' margin of 3.25, within the 7.25 of a window of 32 floats (math/round16.hpp), which
 // their backward kernels take. It doubles the lanes recomputed in double (32 / 2^16 of
 // bfloat16's, 32 / 2^13 of float16's).
+// With beta = 1 (swish's default) and the table (math/silu_slope.hpp) in the build, z = x and
+// the derivative is fast::silu's, the table's (one branch on the parameter, as swish's own).
 struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
+    if (tabulated<V>()) {
+      return fast::silu{}.derivative(x);
+    }
     return derivative_at(argument(x));
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
+    if (tabulated<V>()) {
+      return fast::silu{}.backward(x, dy);
+    }
     auto const z = argument(x);
     return fast::detail::x_sigmoid_derivative_times(derivative_at(z), z, z.hi, dy);
   }
@@ -239,6 +247,12 @@ struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   NONLIN_ISA_TAG static V derivative_at(math::double_float<V> const& z) noexcept {
     return nonlin::detail::patched_silu_derivative(fast::detail::x_sigmoid_derivative(z, z.hi), z,
                                                    math::root_window{-0.2, 0.25});
+  }
+
+ private:
+  template <real_value V>
+  NONLIN_ISA_TAG bool tabulated() const noexcept {
+    return math::has_silu_slope_table<V> && beta.hi == 1.0 && beta.lo == 0.0;
   }
 };
 
