@@ -118,9 +118,10 @@ std::vector<double> const& special_places() {
     // The worst float of the exhaustive run of mish' on one path (u B / D^2): 2.15 ulp.
     p.push_back(-0.311704248);
     // silu' from its table (math/silu_slope.hpp, AVX-512 builds): its worst float over every
-    // float (1.40 ulp against long double), and the ends of the table's range, where the
-    // quotient form takes over.
-    for (double place : {-1.038257, -8.0, 8.0}) {
+    // float (1.57 ulp against long double), the worst of gelu_quick' and swish(1.5)' over every
+    // 5th float, and the ends of the table's range, where the quotient form takes over (also of
+    // gelu_quick's z = 1.702 x).
+    for (double place : {-1.03374577, -5.87063217, -6.65037298, -16.0, 16.0, -9.4007, 9.4007}) {
       p.push_back(place);
     }
     return p;

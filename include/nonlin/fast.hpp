@@ -481,8 +481,8 @@ struct swish {
 };
 
 // silu(x) = x sigmoid(x) (swish with beta = 1). Its derivative is the default tier's table where
-// the build has it (math/silu_slope.hpp: faster than the formula below, and within 1.4 ulp also
-// at the zero), the formula beyond |x| < 8 and in other builds.
+// the build has it (math/silu_slope.hpp: faster than the formula below, and within 1.6 ulp also
+// at the zero), the formula beyond |x| < 16 and in other builds.
 // Bound: 5 ulp forward, 5 ulp derivative, float and double, for every x outside the
 // windows of its row in catalog/fast.hpp (tested: tests/accuracy_test.cpp).
 struct silu {

@@ -77,12 +77,11 @@ template <real_value V, class Z>
 inline V quotient_form_swish_backward(Z const& z, V derivative, V dy) noexcept {
   return math::x_sigmoid_derivative_times(derivative, as_pair(z), one_plus_argument(z), dy);
 }
-// An exact z (silu, swish with beta = 1) takes the table where the build has it
-// (math/silu_slope.hpp) and the quotient form beyond it; a z as hi + lo the quotient form.
+// From the table where the build has it (math/silu_slope.hpp), the quotient form beyond it.
 template <real_value V, class Z>
 inline V swish_derivative(Z const& z) noexcept {
   auto const generic = [&] { return quotient_form_swish_derivative<V>(z); };
-  if constexpr (std::is_same_v<Z, V> && math::has_silu_slope_table<V>) {
+  if constexpr (math::has_silu_slope_table<V>) {
     return math::silu_slope(z, generic);
   } else {
     return generic();
@@ -98,7 +97,7 @@ inline V swish_backward(Z const& z, V dy) noexcept {
   auto const generic = [&] {
     return quotient_form_swish_backward(z, quotient_form_swish_derivative<V>(z), dy);
   };
-  if constexpr (std::is_same_v<Z, V> && math::has_silu_slope_table<V>) {
+  if constexpr (math::has_silu_slope_table<V>) {
     return math::silu_slope_times(z, dy, generic);
   } else {
     return generic();

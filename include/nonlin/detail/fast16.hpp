@@ -224,35 +224,42 @@ struct scaled_argument_of {
 // products' margin of 3.25, within the 7.25 of a window of 32 floats (math/round16.hpp), which
 // their backward kernels take. It doubles the lanes recomputed in double (32 / 2^16 of
 // bfloat16's, 32 / 2^13 of float16's).
-// With beta = 1 (swish's default) and the table (math/silu_slope.hpp) in the build, z = x and
-// the derivative is fast::silu's, the table's (one branch on the parameter, as swish's own).
+// Where the build has silu's table (math/silu_slope.hpp), the derivative is the table's at z
+// (within 1.7 ulp), and with beta = 1 (swish's default) z = x and it is fast::silu's (one branch
+// on the parameter, as swish's own).
 struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    if (tabulated<V>()) {
-      return fast::silu{}.derivative(x);
+    if constexpr (math::has_silu_slope_table<V>) {
+      if (beta.hi == 1.0 && beta.lo == 0.0) {
+        return fast::silu{}.derivative(x);
+      }
+      auto const z = argument(x);
+      return math::silu_slope(z, [&] { return derivative_at(z); });
+    } else {
+      return derivative_at(argument(x));
     }
-    return derivative_at(argument(x));
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    if (tabulated<V>()) {
-      return fast::silu{}.backward(x, dy);
+    auto const formula = [&](math::double_float<V> const& z) {
+      return fast::detail::x_sigmoid_derivative_times(derivative_at(z), z, z.hi, dy);
+    };
+    if constexpr (math::has_silu_slope_table<V>) {
+      if (beta.hi == 1.0 && beta.lo == 0.0) {
+        return fast::silu{}.backward(x, dy);
+      }
+      auto const z = argument(x);
+      return math::silu_slope_times(z, dy, [&] { return formula(z); });
+    } else {
+      return formula(argument(x));
     }
-    auto const z = argument(x);
-    return fast::detail::x_sigmoid_derivative_times(derivative_at(z), z, z.hi, dy);
   }
   // silu'(z) (float16_test checks it over the floats z).
   template <real_value V>
   NONLIN_ISA_TAG static V derivative_at(math::double_float<V> const& z) noexcept {
     return nonlin::detail::patched_silu_derivative(fast::detail::x_sigmoid_derivative(z, z.hi), z,
                                                    math::root_window{-0.2, 0.25});
-  }
-
- private:
-  template <real_value V>
-  NONLIN_ISA_TAG bool tabulated() const noexcept {
-    return math::has_silu_slope_table<V> && beta.hi == 1.0 && beta.lo == 0.0;
   }
 };
 
@@ -300,7 +307,7 @@ struct fast16<nonlin::gelu_tanh> : twin_directions<true, true> {
   static gelu_tanh_twin twin(nonlin::gelu_tanh const& /*f*/) noexcept { return {}; }
 };
 
-// Where fast::silu' comes from the table (math/silu_slope.hpp: within 1.4 ulp at the zero too),
+// Where fast::silu' comes from the table (math/silu_slope.hpp: within 1.6 ulp at the zero too),
 // it needs no patch.
 template <>
 struct fast16<nonlin::silu> : twin_directions<true, true> {

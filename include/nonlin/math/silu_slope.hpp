@@ -1,34 +1,41 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// silu'(x) = sigma(x) (1 + x sigma(-x)) for float |x| < 8 from a table of polynomial pieces, in
-// builds where a float batch looks a coefficient up with one vpermt2ps (AVX-512): about 27
-// operations a batch, nine of them lookups, where the quotient form (math/logistic.hpp:
-// x_sigmoid_derivative, with its root patch) takes about 57.
+// silu'(z) = sigma(z) (1 + z sigma(-z)) for float |z| < 16 from a table of polynomial pieces, in
+// builds where a float batch looks a coefficient up with one vpermt2ps (AVX-512): about 30
+// operations a batch, ten of them lookups, where the quotient form (math/logistic.hpp:
+// x_sigmoid_derivative, with its root patch) takes about 57. silu and swish take it at z = x,
+// swish (beta != 1) and gelu_quick at z = beta x as hi + lo.
 //
-// g(t) = silu'(-t), t = |x|: silu'(x) = g(t) for x <= 0 and 1 - g(t) for x > 0 (silu'(x) +
-// silu'(-x) = 1), which cannot cancel: g <= 1/2 there, so an ulp of g is at most half an ulp of
-// 1 - g. On piece i = floor(4t) of [0, 8), g = c + (u + e) q(u) with u = t - a exact (a within
-// the piece, or 0) and q of degree <= 5, evaluated as fma(u, q, fma(e, q, c)). The piece holding
+// g(t) = silu'(-t), t = |z|: silu'(z) = g(t) for z <= 0 and 1 - g(t) for z > 0 (silu'(z) +
+// silu'(-z) = 1), which cannot cancel: g <= 1/2 there, so an ulp of g is at most half an ulp of
+// 1 - g. On piece i = floor(2t) of [0, 16), g = c + (u + e) q(u) with u = t - a exact (a within
+// the piece, or 0) and q of degree <= 6, evaluated as fma(u, q, fma(e, q, c)). The piece holding
 // g's zero t0 = 1.2785 has a = t0 rounded, e = -(t0 - a) rounded and c = 0, so that g = (t - t0) q
 // keeps its relative accuracy as it crosses 0 (no fitted patch, no branch); every other piece has
-// e = 0 and c = g(a) rounded, at an a where that rounding is below 2^-11 ulp (Gal's accurate
-// tables). Coefficients: tables/silu_slope_table.hpp (tools/fit_coefficients.py).
+// e = 0 and c = g(a) rounded, at an a where that rounding is below 2^-10 ulp (Gal's accurate
+// tables). Coefficients: tables/silu_slope_table.hpp (tools/fit_coefficients.py). The range
+// reaches 16 so that gelu_quick's z = 1.702 x stays inside for |x| < 9.4 (the benchmarks' U(-8, 8)
+// inputs); pieces of 1/4 up to 8 needed degree 5 instead of 6 (silu's backward 7% faster) but sent
+// 41% of gelu_quick's lanes to the quotient form, every batch through both (0.67x).
 //
-// Measured over every float with |x| < 8 against MPFR (tools/accuracy.cpp --exhaustive): see
-// docs/accuracy.md; the pieces next to the zero are the worst (1.38 ulp at x = -1.041 in the
-// prototype's scan against long double), every other piece within 0.85 ulp.
+// Measured against long double over every float z with |z| < 20: max 1.57 ulp (z = -1.0337, where
+// g = u q with q's rounding just above 1/4 against g's just below 1/16); over every 5th float x,
+// gelu_quick' 1.66 ulp, swish' 1.64 (beta = 1.5, 20), 1.60 (0.7) (z's low part through
+// g' = q + u q1, below). MPFR figures: docs/accuracy.md.
 //
-// Where |x| >= 8 or x is NaN, the caller's generic value: a batch with such a lane computes both
-// and selects (the benchmarks' U(-8, 8) inputs never do; |x| >= 8 is where silu' is within
-// 0.0023 of 0 or 1, the tails of the generic form).
+// Where |z| >= 16 or z is NaN, the caller's generic value: a batch with such a lane computes both
+// and selects.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "../isa.hpp"
 #include "arch.hpp"
+#include "double_float.hpp"
 #include "ops.hpp"
 #include "silu_slope_table.hpp"
 
@@ -44,8 +51,12 @@ template <real_value V>
 inline constexpr bool has_silu_slope_table =
     std::is_same_v<scalar_t<V>, float>&& arch::has_permute<xsimd::batch<float>>;
 
+// The table's range, |x| < silu_slope_limit, in pieces of width 1 / pieces_per_unit.
+inline constexpr double silu_slope_limit = 16;
+inline constexpr double pieces_per_unit = 2;
+
 namespace detail {
-using silu_slope_columns = decltype(tables::silu_slope::columns);
+using silu_slope_columns = std::remove_cvref_t<decltype(tables::silu_slope::columns)>;
 
 // Column k of the table at the pieces: one vpermt2ps on a 512-bit batch, a gather on a narrower
 // one, an index for a scalar.
@@ -61,9 +72,9 @@ inline V silu_slope_entry(I const& piece) noexcept {
   }
 }
 
-// The pieces' indices floor(4 |x|): the permute reads the low five bits of each (a NaN converts
+// The pieces' indices floor(2 |x|): the permute reads the low five bits of each (a NaN converts
 // to 0x80000000, piece 0); a gather's are masked to them, a scalar's are in range (the caller
-// takes the table only where |x| < 8).
+// takes the table only where |x| < 16).
 template <real_value V>
 inline auto silu_slope_pieces(V const& four_t) noexcept {
   if constexpr (!is_batch_v<V>) {
@@ -76,31 +87,68 @@ inline auto silu_slope_pieces(V const& four_t) noexcept {
 }
 }  // namespace detail
 
-// The table's silu'(x) on every lane; meaningful where |x| < 8.
-template <real_value V>
-requires has_silu_slope_table<V>
-inline V silu_slope_from_table(V const& x) noexcept {
+namespace detail {
+// The table's silu'(z) at z = x + lo (lo = 0 unless with_lo); meaningful where |x| < 16.
+template <bool with_lo, real_value V>
+inline V silu_slope_from_table(V const& x, V const& lo) noexcept {
+  constexpr std::size_t last = std::tuple_size_v<silu_slope_columns> - 1;
   V const t = math::abs(x);
-  auto const piece = detail::silu_slope_pieces(t * c<V>(4));
+  auto const piece = detail::silu_slope_pieces(t * c<V>(pieces_per_unit));
   V const u = t - detail::silu_slope_entry<0, V>(piece);
-  V q = detail::silu_slope_entry<8, V>(piece);
-  q = math::fma(q, u, detail::silu_slope_entry<7, V>(piece));
-  q = math::fma(q, u, detail::silu_slope_entry<6, V>(piece));
-  q = math::fma(q, u, detail::silu_slope_entry<5, V>(piece));
-  q = math::fma(q, u, detail::silu_slope_entry<4, V>(piece));
+  V const q1 = detail::silu_slope_entry<4, V>(piece);
+  // q's Horner steps from its top coefficient down to q1, then q0.
+  V q = detail::silu_slope_entry<last, V>(piece);
+  [&]<std::size_t... k>(std::index_sequence<k...>) {
+    ((q = math::fma(q, u, detail::silu_slope_entry<last - 1 - k, V>(piece))), ...);
+  }
+  (std::make_index_sequence<last - 5>{});
+  q = math::fma(q, u, q1);
   q = math::fma(q, u, detail::silu_slope_entry<3, V>(piece));
-  V const base =
-      math::fma(detail::silu_slope_entry<1, V>(piece), q, detail::silu_slope_entry<2, V>(piece));
-  V const g = math::fma(u, q, base);
+  V value_at_a = detail::silu_slope_entry<2, V>(piece);
+  if constexpr (with_lo) {
+    // |z| = t + l, l = lo where x > 0, -lo where x < 0 (|l| <= ~ulp(t)): g(t + l) = g(t) + g'(t) l
+    // to first order, g' = q + u q' (and + e q' in the zero's piece, negligible), q' = q1 to
+    // within 2 q2 u: a few percent of a term below ~6 ulp of g (gelu_quick, swish).
+    V const l = math::from_bits<V>(math::as_bits(lo) ^ math::as_bits(math::sign_bit(x)));
+    value_at_a = math::fma(l, math::fma(u, q1, q), value_at_a);
+  }
+  V const g = math::fma(u, q, math::fma(detail::silu_slope_entry<1, V>(piece), q, value_at_a));
   return math::select(x > V(0), c<V>(1) - g, g);
 }
 
-// inside() where |x| < 8, the table's range, outside() elsewhere (a NaN x included); a batch
-// calls outside() only when one of its lanes is outside, a scalar calls one of them.
-template <real_value V, class Inside, class Outside>
-inline V within_silu_slope_table(V const& x, Inside const& inside,
-                                 Outside const& outside) noexcept {
-  auto const within = math::abs(x) < c<V>(8);
+template <real_value V>
+inline V leading_part(V const& x) noexcept {
+  return x;
+}
+template <real_value V>
+inline V leading_part(double_float<V> const& z) noexcept {
+  return z.hi;
+}
+}  // namespace detail
+
+// The table's silu'(x) on every lane; meaningful where |x| < 16.
+template <real_value V>
+requires has_silu_slope_table<V>
+inline V silu_slope_from_table(V const& x) noexcept {
+  return detail::silu_slope_from_table<false>(x, V(0));
+}
+
+// The same at z = hi + lo (swish's beta x, gelu_quick's 1.702 x); meaningful where |hi| < 16.
+template <real_value V>
+requires has_silu_slope_table<V>
+inline V silu_slope_from_table(double_float<V> const& z) noexcept {
+  return detail::silu_slope_from_table<true>(z.hi, z.lo);
+}
+
+// inside() where |z| < 16 (the leading part of a z as hi + lo), the table's range, outside()
+// elsewhere (a NaN z included); a batch calls outside() only when one of its lanes is outside, a
+// scalar calls one of them.
+template <class Z, class Inside, class Outside>
+inline auto within_silu_slope_table(Z const& z, Inside const& inside,
+                                    Outside const& outside) noexcept {
+  auto const x = detail::leading_part(z);
+  using V = std::remove_cvref_t<decltype(x)>;
+  auto const within = math::abs(x) < c<V>(silu_slope_limit);
   if constexpr (!is_batch_v<V>) {
     return within ? inside() : outside();
   } else {
@@ -112,22 +160,20 @@ inline V within_silu_slope_table(V const& x, Inside const& inside,
   }
 }
 
-// silu'(x): the table's where |x| < 8, generic() elsewhere.
-template <real_value V, class Generic>
-requires has_silu_slope_table<V>
-inline V silu_slope(V const& x, Generic const& generic) noexcept {
+// silu'(z): the table's where |z| < 16, generic() elsewhere.
+template <class Z, class Generic>
+inline auto silu_slope(Z const& z, Generic const& generic) noexcept {
   return math::within_silu_slope_table(
-      x, [&] { return math::silu_slope_from_table(x); }, generic);
+      z, [&] { return math::silu_slope_from_table(z); }, generic);
 }
 
-// dy silu'(x) from the table's silu'(x) where |x| < 8, generic() elsewhere. No product tail is
-// needed there: silu'(x) is a normal float for every float |x| < 8, the smallest 2.8e-9 at the
-// float nearest its zero (1.3e-8 away), so dy silu'(x) is the product of two floats, rounded once.
-template <real_value V, class Generic>
-requires has_silu_slope_table<V>
-inline V silu_slope_times(V const& x, V const& dy, Generic const& generic) noexcept {
+// dy silu'(z) from the table's silu'(z) where |z| < 16, generic() elsewhere. No product tail is
+// needed there: silu'(z) is a normal float for every float |z| < 16, the smallest 2.8e-9 at the
+// float nearest its zero (1.3e-8 away), so dy silu'(z) is the product of two floats, rounded once.
+template <class Z, real_value V, class Generic>
+inline V silu_slope_times(Z const& z, V const& dy, Generic const& generic) noexcept {
   return math::within_silu_slope_table(
-      x, [&] { return dy * math::silu_slope_from_table(x); }, generic);
+      z, [&] { return dy * math::silu_slope_from_table(z); }, generic);
 }
 
 }  // namespace NONLIN_ISA
