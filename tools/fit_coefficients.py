@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Fits the polynomial tables of include/nonlin/math/normal_tables.hpp, root_tables.hpp and
-silu_slope_table.hpp (that one alone with --silu-slope), and (with --exp) prints the coefficients of exp's polynomial in include/nonlin/math/exp.hpp,
-(with --tanh) those of the fast tier's float tanh rational and (with --log1p) the table and
-polynomial of its float log(1 + e), both in include/nonlin/math/fast.hpp.
+silu_slope_table.hpp (that one alone with --silu-slope), and (with --exp) prints the
+coefficients of exp's polynomial in include/nonlin/math/exp.hpp, (with --tanh) those of the fast
+tier's float tanh rational and (with --log1p) the table and polynomial of its float
+log(1 + e), both in include/nonlin/math/fast.hpp.
 
 Needs Python 3 with mpmath (Debian: python3-mpmath). `python3 tools/fit_coefficients.py > x`
 prints both headers' tables. Method: Chebyshev interpolation at 60 digits (mpmath.chebyfit),
