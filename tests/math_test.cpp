@@ -422,5 +422,62 @@ TEST(MaskedArithmetic, MatchTheirSelects) {
   expect_masked_arithmetic<double>();
 }
 
+// silu' from its table (math/silu_slope.hpp), where the build has it: the 512-bit batch (one
+// vpermt2ps a coefficient), a narrower batch of the same build (a gather) and the scalar (an
+// index) give the same bits, for z = x and z = 1.702 x as hi + lo (gelu_quick), at every piece's
+// ends (k / 2 and its neighbours), the range's ends (+-16) and NaN; other builds have no table.
+template <class B>
+void expect_silu_slope_lanes_equal_scalar() {
+  using U = std::uint32_t;
+  std::vector<float> xs;
+  for (int k = -34; k <= 34; ++k) {
+    float const end = static_cast<float>(k) / 2.0f;
+    xs.push_back(end);
+    xs.push_back(std::nextafter(end, -100.0f));
+    xs.push_back(std::nextafter(end, 100.0f));
+  }
+  xs.push_back(std::numeric_limits<float>::quiet_NaN());
+  xs.push_back(-std::numeric_limits<float>::infinity());
+  std::mt19937 engine(5);
+  std::uniform_real_distribution<float> wide(-20.0f, 20.0f);
+  for (int i = 0; i < 4000; ++i) {
+    xs.push_back(wide(engine));
+  }
+  while (xs.size() % B::size != 0) {
+    xs.push_back(0.5f);
+  }
+  alignas(64) float in[B::size];
+  alignas(64) float out[2][B::size];
+  for (std::size_t i = 0; i < xs.size(); i += B::size) {
+    std::copy_n(xs.begin() + static_cast<std::ptrdiff_t>(i), B::size, in);
+    B const x = B::load_aligned(in);
+    silu{}.derivative(x).store_aligned(out[0]);
+    gelu_quick{}.backward(x, B(0.75f)).store_aligned(out[1]);
+    for (std::size_t j = 0; j < B::size; ++j) {
+      float const want[2] = {silu{}.derivative(in[j]), gelu_quick{}.backward(in[j], 0.75f)};
+      for (int f = 0; f < 2; ++f) {
+        ASSERT_TRUE(std::bit_cast<U>(out[f][j]) == std::bit_cast<U>(want[f]) ||
+                    (std::isnan(out[f][j]) && std::isnan(want[f])))
+            << (f == 0 ? "silu'" : "gelu_quick backward") << " at " << in[j] << ": " << out[f][j]
+            << " against the scalar's " << want[f];
+      }
+    }
+  }
+}
+
+TEST(SiluSlopeTable, EveryBatchWidthEqualsTheScalar) {
+  if constexpr (math::has_silu_slope_table<float>) {
+    expect_silu_slope_lanes_equal_scalar<xsimd::batch<float>>();
+#if XSIMD_WITH_AVX2
+    expect_silu_slope_lanes_equal_scalar<xsimd::batch<float, xsimd::avx2>>();
+#endif
+#if XSIMD_WITH_SSE4_2
+    expect_silu_slope_lanes_equal_scalar<xsimd::batch<float, xsimd::sse4_2>>();
+#endif
+  } else {
+    GTEST_SKIP() << "no silu' table in this build (math/silu_slope.hpp)";
+  }
+}
+
 }  // namespace
 }  // namespace nonlin::test

@@ -76,18 +76,16 @@ inline V silu_slope_entry(I const& piece) noexcept {
 // to 0x80000000, piece 0); a gather's are masked to them, a scalar's are in range (the caller
 // takes the table only where |x| < 16).
 template <real_value V>
-inline auto silu_slope_pieces(V const& four_t) noexcept {
+inline auto silu_slope_pieces(V const& scaled_t) noexcept {
   if constexpr (!is_batch_v<V>) {
-    return static_cast<std::int32_t>(four_t);
+    return static_cast<std::int32_t>(scaled_t);
   } else if constexpr (arch::has_permute<V>) {
-    return arch::lane_indices(four_t);
+    return arch::lane_indices(scaled_t);
   } else {
-    return xsimd::batch_cast<std::int32_t>(four_t) & int_t<V>(31);
+    return xsimd::batch_cast<std::int32_t>(scaled_t) & int_t<V>(31);
   }
 }
-}  // namespace detail
 
-namespace detail {
 // The table's silu'(z) at z = x + lo (lo = 0 unless with_lo); meaningful where |x| < 16.
 template <bool with_lo, real_value V>
 inline V silu_slope_from_table(V const& x, V const& lo) noexcept {
