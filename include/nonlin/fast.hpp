@@ -492,34 +492,20 @@ struct silu {
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    auto const formula = [&] { return detail::x_sigmoid_derivative(x, x); };
-    if constexpr (math::has_silu_slope_table<V>) {
-      return math::silu_slope(x, formula);
-    } else {
-      return formula();
-    }
+    return math::silu_slope(x, [&] { return detail::x_sigmoid_derivative(x, x); });
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    auto const formula = [&] {
+    return math::silu_slope_times(x, dy, [&] {
       return detail::x_sigmoid_derivative_times(detail::x_sigmoid_derivative(x, x), x, x, dy);
-    };
-    if constexpr (math::has_silu_slope_table<V>) {
-      return math::silu_slope_times(x, dy, formula);
-    } else {
-      return formula();
-    }
+    });
   }
   // backward(x, dy) from a derivative(x) already evaluated (or patched: detail/fast16.hpp).
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    auto const formula = [&] { return detail::x_sigmoid_derivative_times(derivative, x, x, dy); };
-    if constexpr (math::has_silu_slope_table<V>) {
-      return math::within_silu_slope_table(
-          x, [&] { return dy * derivative; }, formula);
-    } else {
-      return formula();
-    }
+    return math::within_silu_slope_table(
+        x, [&] { return dy * derivative; },
+        [&] { return detail::x_sigmoid_derivative_times(derivative, x, x, dy); });
   }
   // The default functor's (the same function): for the 16-bit kernels.
   template <real_value V>

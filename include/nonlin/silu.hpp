@@ -80,12 +80,7 @@ inline V quotient_form_swish_backward(Z const& z, V derivative, V dy) noexcept {
 // From the table where the build has it (math/silu_slope.hpp), the quotient form beyond it.
 template <real_value V, class Z>
 inline V swish_derivative(Z const& z) noexcept {
-  auto const generic = [&] { return quotient_form_swish_derivative<V>(z); };
-  if constexpr (math::has_silu_slope_table<V>) {
-    return math::silu_slope(z, generic);
-  } else {
-    return generic();
-  }
+  return math::silu_slope(z, [&] { return quotient_form_swish_derivative<V>(z); });
 }
 template <real_value V>
 inline V swish_derivative(V x, math::double_double beta) noexcept {
@@ -94,14 +89,9 @@ inline V swish_derivative(V x, math::double_double beta) noexcept {
 // dy swish'(x).
 template <real_value V, class Z>
 inline V swish_backward(Z const& z, V dy) noexcept {
-  auto const generic = [&] {
+  return math::silu_slope_times(z, dy, [&] {
     return quotient_form_swish_backward(z, quotient_form_swish_derivative<V>(z), dy);
-  };
-  if constexpr (math::has_silu_slope_table<V>) {
-    return math::silu_slope_times(z, dy, generic);
-  } else {
-    return generic();
-  }
+  });
 }
 template <real_value V>
 inline V swish_backward(V x, math::double_double beta, V dy) noexcept {
@@ -177,13 +167,9 @@ struct silu {
   // backward(x, dy) from derivative(x) already evaluated.
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    auto const generic = [&] { return detail::quotient_form_swish_backward(x, derivative, dy); };
-    if constexpr (math::has_silu_slope_table<V>) {
-      return math::within_silu_slope_table(
-          x, [&] { return dy * derivative; }, generic);
-    } else {
-      return generic();
-    }
+    return math::within_silu_slope_table(
+        x, [&] { return dy * derivative; },
+        [&] { return detail::quotient_form_swish_backward(x, derivative, dy); });
   }
 };
 

@@ -230,36 +230,34 @@ struct scaled_argument_of {
 struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    if constexpr (math::has_silu_slope_table<V>) {
-      if (beta.hi == 1.0 && beta.lo == 0.0) {
-        return fast::silu{}.derivative(x);
-      }
-      auto const z = argument(x);
-      return math::silu_slope(z, [&] { return derivative_at(z); });
-    } else {
-      return derivative_at(argument(x));
+    if (silu_at_x<V>()) {
+      return fast::silu{}.derivative(x);
     }
+    auto const z = argument(x);
+    return math::silu_slope(z, [&] { return derivative_at(z); });
   }
   template <real_value V>
   NONLIN_ISA_TAG V backward(V x, V dy) const noexcept {
-    auto const formula = [&](math::double_float<V> const& z) {
-      return fast::detail::x_sigmoid_derivative_times(derivative_at(z), z, z.hi, dy);
-    };
-    if constexpr (math::has_silu_slope_table<V>) {
-      if (beta.hi == 1.0 && beta.lo == 0.0) {
-        return fast::silu{}.backward(x, dy);
-      }
-      auto const z = argument(x);
-      return math::silu_slope_times(z, dy, [&] { return formula(z); });
-    } else {
-      return formula(argument(x));
+    if (silu_at_x<V>()) {
+      return fast::silu{}.backward(x, dy);
     }
+    auto const z = argument(x);
+    return math::silu_slope_times(z, dy, [&] {
+      return fast::detail::x_sigmoid_derivative_times(derivative_at(z), z, z.hi, dy);
+    });
   }
   // silu'(z) (float16_test checks it over the floats z).
   template <real_value V>
   NONLIN_ISA_TAG static V derivative_at(math::double_float<V> const& z) noexcept {
     return nonlin::detail::patched_silu_derivative(fast::detail::x_sigmoid_derivative(z, z.hi), z,
                                                    math::root_window{-0.2, 0.25});
+  }
+
+ private:
+  // beta = 1 where fast::silu' is the table's (without the table it lacks this twin's ratio).
+  template <real_value V>
+  NONLIN_ISA_TAG bool silu_at_x() const noexcept {
+    return math::has_silu_slope_table<V> && beta.hi == 1.0 && beta.lo == 0.0;
   }
 };
 

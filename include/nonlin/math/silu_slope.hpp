@@ -139,15 +139,18 @@ inline V silu_slope_from_table(double_float<V> const& z) noexcept {
 }
 
 // inside() where |z| < 16 (the leading part of a z as hi + lo), the table's range, outside()
-// elsewhere (a NaN z included); a batch calls outside() only when one of its lanes is outside, a
-// scalar calls one of them.
+// elsewhere (a NaN z included) and in builds without the table, so that callers name both forms
+// once and need no test of their own; a batch calls outside() only when one of its lanes is
+// outside, a scalar calls one of them.
 template <class Z, class Inside, class Outside>
 inline auto within_silu_slope_table(Z const& z, Inside const& inside,
                                     Outside const& outside) noexcept {
   auto const x = detail::leading_part(z);
   using V = std::remove_cvref_t<decltype(x)>;
   auto const within = math::abs(x) < c<V>(silu_slope_limit);
-  if constexpr (!is_batch_v<V>) {
+  if constexpr (!has_silu_slope_table<V>) {
+    return outside();
+  } else if constexpr (!is_batch_v<V>) {
     return within ? inside() : outside();
   } else {
     V const value = inside();
@@ -158,20 +161,30 @@ inline auto within_silu_slope_table(Z const& z, Inside const& inside,
   }
 }
 
-// silu'(z): the table's where |z| < 16, generic() elsewhere.
+// silu'(z): the table's where |z| < 16, generic() elsewhere and in builds without it.
 template <class Z, class Generic>
 inline auto silu_slope(Z const& z, Generic const& generic) noexcept {
-  return math::within_silu_slope_table(
-      z, [&] { return math::silu_slope_from_table(z); }, generic);
+  using V = std::remove_cvref_t<decltype(detail::leading_part(z))>;
+  if constexpr (has_silu_slope_table<V>) {
+    return math::within_silu_slope_table(
+        z, [&] { return math::silu_slope_from_table(z); }, generic);
+  } else {
+    return generic();
+  }
 }
 
-// dy silu'(z) from the table's silu'(z) where |z| < 16, generic() elsewhere. No product tail is
+// dy silu'(z) from the table's silu'(z) where |z| < 16, generic() elsewhere and in builds without
+// it. No product tail is
 // needed there: silu'(z) is a normal float for every float |z| < 16, the smallest 2.8e-9 at the
 // float nearest its zero (1.3e-8 away), so dy silu'(z) is the product of two floats, rounded once.
 template <class Z, real_value V, class Generic>
 inline V silu_slope_times(Z const& z, V const& dy, Generic const& generic) noexcept {
-  return math::within_silu_slope_table(
-      z, [&] { return dy * math::silu_slope_from_table(z); }, generic);
+  if constexpr (has_silu_slope_table<V>) {
+    return math::within_silu_slope_table(
+        z, [&] { return dy * math::silu_slope_from_table(z); }, generic);
+  } else {
+    return generic();
+  }
 }
 
 }  // namespace NONLIN_ISA
