@@ -94,7 +94,7 @@ struct fast_silu_row : fast_row<fast_silu_row, silu_row> {
   // (math/silu_slope.hpp), within the bound at the zero too.
   static std::vector<exempt_window> windows() {
     auto w = root_windows();
-    if (nonlin::math::has_silu_slope_table<float>) {
+    if (nonlin::math::has_slope_tables<float>) {
       std::erase_if(w, [](exempt_window const& e) { return e.type == "f32"; });
     }
     return w;

@@ -466,7 +466,7 @@ void expect_silu_slope_lanes_equal_scalar() {
 }
 
 TEST(SiluSlopeTable, EveryBatchWidthEqualsTheScalar) {
-  if constexpr (math::has_silu_slope_table<float>) {
+  if constexpr (math::has_slope_tables<float>) {
     expect_silu_slope_lanes_equal_scalar<xsimd::batch<float>>();
 #if XSIMD_WITH_AVX2
     expect_silu_slope_lanes_equal_scalar<xsimd::batch<float, xsimd::avx2>>();

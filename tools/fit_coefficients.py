@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Fits the polynomial tables of include/nonlin/math/normal_tables.hpp, root_tables.hpp and
-silu_slope_table.hpp (that one alone with --silu-slope), and (with --exp) prints the
+"""Fits the polynomial tables of include/nonlin/math/normal_tables.hpp, root_tables.hpp,
+silu_slope_table.hpp, gelu_tanh_slope_table.hpp and sigmoid_slope_table.hpp (those three alone
+with --silu-slope), and (with --exp) prints the
 coefficients of exp's polynomial in include/nonlin/math/exp.hpp, (with --tanh) those of the fast
 tier's float tanh rational and (with --log1p) the table and polynomial of its float
 log(1 + e), both in include/nonlin/math/fast.hpp.
@@ -328,18 +329,20 @@ def log1p_unit(size=16, degree=2):
     return inverse, minus_log, coeffs, half, worst / (2 * TARGET["float"])
 
 
-def silu_slope_table():
-    """silu'(x) for float |x| < 16 (math/silu_slope.hpp): g(t) = silu'(-t) on 32 pieces
-    [i/2, (i+1)/2) of t = |x|, each g = c + (u + e) q(u) with u = t - a (exact), q of degree
-    <= 6, evaluated as fma(u, q, fma(e, q, c)). Piece 2 holds the zero t0 of g: a = t0 rounded,
-    e = -(t0 - a) rounded, c = 0 and q = g / (t - t0), so the result keeps its relative accuracy
-    as it crosses 0. Elsewhere e = 0 and a is the float near the piece's middle (near its end
-    towards t0 within 0.6 of t0, where g varies most relative to its size; 0 for the first
-    piece, where c = 1/2) at which g(a) is closest to a float c (Gal's accurate tables: c's own
-    rounding below 2^-7 ulp). Returns the header body and the pieces' notes."""
-    sig = lambda z: 1 / (1 + exp(-z))
-    g = lambda t: sig(-t) * (1 - t * sig(t))
-    t0 = findroot(g, mpf("1.2785"))
+def slope_table(g, t0_guess, name):
+    """A function g(t) for float t in [0, 16) (math/slope_tables.hpp) on 32 pieces [i/2, (i+1)/2),
+    each g = c + (u + e) q(u) with u = t - a (exact), q of degree <= 6, evaluated as
+    fma(u, q, fma(e, q, c)). The piece holding the zero t0 of g: a = t0 rounded, e = -(t0 - a)
+    rounded, c = 0 and q = g / (t - t0), so the result keeps its relative accuracy as it crosses
+    0. Elsewhere e = 0 and a is the float near the piece's middle (near its end towards t0 within
+    0.6 of t0, where g varies most relative to its size; 0 for the first piece) at which g(a) is
+    closest to a float c (Gal's accurate tables: c's own rounding below 2^-7 ulp). Returns the
+    header body (a struct `name`) with the pieces' notes. t0_guess None: g has no zero, every
+    piece takes c = g(a), and the struct says has_root = false (its e column is all 0)."""
+    if t0_guess is None:
+        t0 = mpf(-10)  # no piece holds it, none is within 0.6 of it
+    else:
+        t0 = findroot(g, mpf(t0_guess))
     t0_hi = rounded(t0, "float")
     t0_lo = rounded(t0 - t0_hi, "float")
     unit = struct.Struct("<f")
@@ -412,23 +415,52 @@ def silu_slope_table():
         notes.append(f"[{float(lo)}, {float(hi)}): {kind}; degree {len(coeffs) - 1}, "
                      f"error {float(worst(coeffs)):.1e}")
     names = ["anchor", "root_offset", "value", "q0", "q1", "q2", "q3", "q4", "q5", "q6"]
+    while len(columns) > 5 and not any(columns[-1]):  # q's top coefficients, 0 in every piece
+        columns.pop()
     out = ["  // Pieces of t: how a and c were chosen; q's degree, max relative error of g."]
     out += ["  // " + n for n in notes]
     out.append("  // Columns: a, e, c, then q's coefficients from the constant up.")
-    out.append("  alignas(64) static constexpr std::array<std::array<float, 32>, 10> columns = {{")
-    for name, column in zip(names, columns):
-        out.append(f"      // {name}")
+    out.append(f"  alignas(64) static constexpr std::array<std::array<float, 32>, {len(columns)}> "
+               "columns = {{")
+    for column_name, column in zip(names, columns):
+        out.append(f"      // {column_name}")
         out.append("      {" + ", ".join(cxx(v, "float") for v in column) + "},")
     out.append("  }};")
-    return "\n".join(out)
+    out.append(f"  static constexpr bool has_root = {'false' if t0_guess is None else 'true'};")
+    return f"struct {name} {{\n" + "\n".join(out) + "\n};\n"
 
 
-SILU_SLOPE_HEADER = """// SPDX-License-Identifier: MIT
+def silu_slope_table():
+    """g(t) = silu'(-t): silu'(z) = g(|z|) for z <= 0, 1 - g(|z|) for z > 0."""
+    sig = lambda z: 1 / (1 + exp(-z))
+    return slope_table(lambda t: sig(-t) * (1 - t * sig(t)), "1.2785", "silu_slope")
+
+
+def sigmoid_slope_table():
+    """sigma'(t) = sigma(t) sigma(-t), even: sigma'(z) = g(|z|), no zero."""
+    sig = lambda z: 1 / (1 + exp(-z))
+    return slope_table(lambda t: sig(t) * sig(-t), None, "sigmoid_slope")
+
+
+def gelu_tanh_slope_table():
+    """R(t) = gelu_tanh'(-t) e^v(t), v(t) = t (c1 + c3 t^2): gelu_tanh'(-t) = sigma(-v) (1 - t v'
+    sigma(v)), so R = sigma(v) (1 - t v' sigma(v)), which tends to 1 - t v' (a cubic) where
+    gelu_tanh'(-t) itself decays like e^-v."""
+    sig = lambda z: 1 / (1 + exp(-z))
+    c1 = 2 * sqrt(2 / pi)
+    c3 = c1 * mpf("0.044715")
+    v = lambda t: t * (c1 + c3 * t * t)
+    slope = lambda t: c1 + 3 * c3 * t * t
+    return slope_table(lambda t: sig(v(t)) * (1 - t * slope(t) * sig(v(t))), "0.75",
+                       "gelu_tanh_scaled_slope")
+
+
+SLOPE_HEADER = """// SPDX-License-Identifier: MIT
 #pragma once
-// Fitted table of silu'(-t) for float t in [0, 16) (math/silu_slope.hpp). Generated by `python3
-// tools/fit_coefficients.py` (mpmath Chebyshev fits at 60 digits; coefficients rounded to float
-// lowest first, the higher ones refitted after each; the errors quoted are of the rounded
-// polynomials in exact arithmetic). Do not edit.
+// Fitted table of {what} for float t in [0, 16) ({where}).
+// Generated by `python3 tools/fit_coefficients.py` (mpmath Chebyshev fits at 60 digits;
+// coefficients rounded to float lowest first, the higher ones refitted after each; the errors
+// quoted are of the rounded polynomials in exact arithmetic). Do not edit.
 
 #include <array>
 
@@ -437,13 +469,21 @@ SILU_SLOPE_HEADER = """// SPDX-License-Identifier: MIT
 namespace nonlin::math::tables {{
 inline namespace NONLIN_ISA {{
 
-struct silu_slope {{
 {body}
-}};
-
 }}  // namespace NONLIN_ISA
 }}  // namespace nonlin::math::tables
 """
+
+
+def write_slope_tables(out):
+    import os
+    for file, what, where, make in (
+            ("silu_slope_table.hpp", "silu'(-t)", "math/silu_slope.hpp", silu_slope_table),
+            ("gelu_tanh_slope_table.hpp", "gelu_tanh'(-t) e^v(t)", "gelu.hpp: gelu_tanh",
+             gelu_tanh_slope_table),
+            ("sigmoid_slope_table.hpp", "sigmoid'(t)", "math/logistic.hpp", sigmoid_slope_table)):
+        with open(os.path.join(out, file), "w") as f:
+            f.write(SLOPE_HEADER.format(what=what, where=where, body=make()))
 
 
 def header(name, what, make):
@@ -475,9 +515,7 @@ def main():
         print("q: " + ", ".join(cxx(c, "float") for c in q))
         return
     if "--silu-slope" in sys.argv:
-        out = os.path.join(os.path.dirname(__file__), "..", "include", "nonlin", "math")
-        with open(os.path.join(out, "silu_slope_table.hpp"), "w") as f:
-            f.write(SILU_SLOPE_HEADER.format(body=silu_slope_table()))
+        write_slope_tables(os.path.join(os.path.dirname(__file__), "..", "include", "nonlin", "math"))
         return
     if "--log1p" in sys.argv:
         # math/fast.hpp's detail::log1p_unit_float: 16 entries (one register), q of degree 2.
@@ -493,8 +531,7 @@ def main():
     with open(os.path.join(out, "root_tables.hpp"), "w") as f:
         f.write(header("derivative_roots", "derivatives near their interior zeros (math/roots.hpp)",
                        root_tables))
-    with open(os.path.join(out, "silu_slope_table.hpp"), "w") as f:
-        f.write(SILU_SLOPE_HEADER.format(body=silu_slope_table()))
+    write_slope_tables(out)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ struct silu {
   // one exp, unless the derivative comes from the table (math/silu_slope.hpp).
   template <real_value V>
   NONLIN_ISA_TAG value_and_slope<V> value_and_derivative(V x) const noexcept {
-    if constexpr (math::has_silu_slope_table<V>) {
+    if constexpr (math::has_slope_tables<V>) {
       return {math::x_sigmoid(x), detail::swish_derivative<V>(x)};
     } else {
       auto both = math::x_sigmoid_and_derivative(x, detail::one_plus_argument(x));

@@ -257,7 +257,7 @@ struct scaled_x_sigmoid_twin : x_sigmoid_twin<scaled_argument_of> {
   // beta = 1 where fast::silu' is the table's (without the table it lacks this twin's ratio).
   template <real_value V>
   NONLIN_ISA_TAG bool silu_at_x() const noexcept {
-    return math::has_silu_slope_table<V> && beta.hi == 1.0 && beta.lo == 0.0;
+    return math::has_slope_tables<V> && beta.hi == 1.0 && beta.lo == 0.0;
   }
 };
 
@@ -309,7 +309,7 @@ struct fast16<nonlin::gelu_tanh> : twin_directions<true, true> {
 // it needs no patch.
 template <>
 struct fast16<nonlin::silu> : twin_directions<true, true> {
-  static std::conditional_t<math::has_silu_slope_table<float>, fast::silu,
+  static std::conditional_t<math::has_slope_tables<float>, fast::silu,
                             root_patched<fast::silu, silu_near_zero16>>
   twin(nonlin::silu const& /*f*/) noexcept {
     return {};

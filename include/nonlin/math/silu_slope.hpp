@@ -36,19 +36,21 @@
 #include "../isa.hpp"
 #include "arch.hpp"
 #include "double_float.hpp"
+#include "gelu_tanh_slope_table.hpp"
 #include "ops.hpp"
+#include "sigmoid_slope_table.hpp"
 #include "silu_slope_table.hpp"
 
 namespace nonlin::math {
 inline namespace NONLIN_ISA {
 
-// Whether float silu' comes from the table in this build: where the build's float batch holds a
-// 32-entry column in the two registers of one vpermt2ps. Then every float type does (scalars, and
-// narrower batches by a gather), so that scalar and SIMD keep the same bits; double and other
-// builds keep the quotient form (the x86-64-v3, aarch64 and v2 builds: eight lanes to a register,
-// where a lookup would cost a gather a coefficient).
+// Whether float silu' (and gelu_tanh', gelu.hpp) comes from a table in this build: where the
+// build's float batch holds a 32-entry column in the two registers of one vpermt2ps. Then every
+// float type does (scalars, and narrower batches by a gather), so that scalar and SIMD keep the
+// same bits; double and other builds keep the quotient form (the x86-64-v3, aarch64 and v2 builds:
+// eight lanes to a register, where a lookup would cost a gather a coefficient).
 template <real_value V>
-inline constexpr bool has_silu_slope_table =
+inline constexpr bool has_slope_tables =
     std::is_same_v<scalar_t<V>, float>&& arch::has_permute<xsimd::batch<float>>;
 
 // The table's range, |x| < silu_slope_limit, in pieces of width 1 / pieces_per_unit.
@@ -56,13 +58,13 @@ inline constexpr double silu_slope_limit = 16;
 inline constexpr double pieces_per_unit = 2;
 
 namespace detail {
-using silu_slope_columns = std::remove_cvref_t<decltype(tables::silu_slope::columns)>;
-
-// Column k of the table at the pieces: one vpermt2ps on a 512-bit batch, a gather on a narrower
-// one, an index for a scalar.
-template <std::size_t k, real_value V, class I>
-inline V silu_slope_entry(I const& piece) noexcept {
-  auto const& column = tables::silu_slope::columns[k];
+// Column k of a table (tables::silu_slope, gelu_tanh_scaled_slope, sigmoid_slope: 32 pieces of
+// width 1 / pieces_per_unit, columns a, e, c, q0 up to q's highest degree; e is 0 throughout
+// in a table without has_root) at the pieces: one vpermt2ps on a 512-bit batch,
+// a gather on a narrower one, an index for a scalar.
+template <class Table, std::size_t k, real_value V, class I>
+inline V slope_entry(I const& piece) noexcept {
+  auto const& column = Table::columns[k];
   if constexpr (!is_batch_v<V>) {
     return column[static_cast<std::size_t>(piece)];
   } else if constexpr (arch::has_permute<V>) {
@@ -72,13 +74,13 @@ inline V silu_slope_entry(I const& piece) noexcept {
   }
 }
 
-// The pieces' indices floor(2 |x|): the permute reads the low five bits of each (a NaN converts
-// to 0x80000000, piece 0); a gather's are masked to them, a scalar's are in range (the caller
-// takes the table only where |x| < 16).
+// The pieces' indices floor(2 t) for 0 <= t < 16 or NaN: the permute reads the low five bits of
+// each (a NaN converts to 0x80000000, piece 0); a gather's are masked to them; a scalar NaN
+// takes piece 0 too (converting it would be undefined).
 template <real_value V>
-inline auto silu_slope_pieces(V const& scaled_t) noexcept {
+inline auto slope_pieces(V const& scaled_t) noexcept {
   if constexpr (!is_batch_v<V>) {
-    return static_cast<std::int32_t>(scaled_t);
+    return scaled_t < V(32) ? static_cast<std::int32_t>(scaled_t) : std::int32_t(0);
   } else if constexpr (arch::has_permute<V>) {
     return arch::lane_indices(scaled_t);
   } else {
@@ -86,31 +88,49 @@ inline auto silu_slope_pieces(V const& scaled_t) noexcept {
   }
 }
 
-// The table's silu'(z) at z = x + lo (lo = 0 unless with_lo); meaningful where |x| < 16.
-template <bool with_lo, real_value V>
-inline V silu_slope_from_table(V const& x, V const& lo) noexcept {
-  constexpr std::size_t last = std::tuple_size_v<silu_slope_columns> - 1;
-  V const t = math::abs(x);
-  auto const piece = detail::silu_slope_pieces(t * c<V>(pieces_per_unit));
-  V const u = t - detail::silu_slope_entry<0, V>(piece);
-  V const q1 = detail::silu_slope_entry<4, V>(piece);
+// A table's g at t + l (l = 0 unless with_lo), for 0 <= t < 16: c + (u + e) q(u), u = t - a,
+// evaluated fma(u, q, fma(e, q, c)). exact_q: q's last Horner step's rounding recovered (q0 - q
+// is exact where q is within a factor 2 of q0) and added as u q_lo to c, three operations: a
+// caller that rounds g again (gelu_tanh's e^-v g) keeps gelu_tanh' at 1.72 ulp, 2.27 without.
+template <class Table, bool with_lo, real_value V, bool exact_q = false>
+inline V slope_table_value(V const& t, V const& l) noexcept {
+  constexpr std::size_t last = std::tuple_size_v<std::remove_cvref_t<decltype(Table::columns)>> - 1;
+  auto const piece = detail::slope_pieces(t * c<V>(pieces_per_unit));
+  V const u = t - detail::slope_entry<Table, 0, V>(piece);
+  V const q1 = detail::slope_entry<Table, 4, V>(piece);
   // q's Horner steps from its top coefficient down to q1, then q0.
-  V q = detail::silu_slope_entry<last, V>(piece);
+  V q = detail::slope_entry<Table, last, V>(piece);
   [&]<std::size_t... k>(std::index_sequence<k...>) {
-    ((q = math::fma(q, u, detail::silu_slope_entry<last - 1 - k, V>(piece))), ...);
+    ((q = math::fma(q, u, detail::slope_entry<Table, last - 1 - k, V>(piece))), ...);
   }
   (std::make_index_sequence<last - 5>{});
   q = math::fma(q, u, q1);
-  q = math::fma(q, u, detail::silu_slope_entry<3, V>(piece));
-  V value_at_a = detail::silu_slope_entry<2, V>(piece);
+  V const q0 = detail::slope_entry<Table, 3, V>(piece);
+  V const upper = q;
+  q = math::fma(upper, u, q0);
+  V value_at_a = detail::slope_entry<Table, 2, V>(piece);
+  if constexpr (exact_q) {
+    value_at_a = math::fma(u, math::fma(upper, u, q0 - q), value_at_a);
+  }
   if constexpr (with_lo) {
-    // |z| = t + l, l = lo where x > 0, -lo where x < 0 (|l| <= ~ulp(t)): g(t + l) = g(t) + g'(t) l
-    // to first order, g' = q + u q' (and + e q' in the zero's piece, negligible), q' = q1 to
-    // within 2 q2 u: a few percent of a term below ~6 ulp of g (gelu_quick, swish).
-    V const l = math::from_bits<V>(math::as_bits(lo) ^ math::as_bits(math::sign_bit(x)));
+    // g(t + l) = g(t) + g'(t) l to first order (|l| <= ~ulp(t)), g' = q + u q' (and + e q' in
+    // the zero's piece, negligible), q' = q1 to within 2 q2 u: a few percent of a term below ~6
+    // ulp of g (gelu_quick, swish).
     value_at_a = math::fma(l, math::fma(u, q1, q), value_at_a);
   }
-  V const g = math::fma(u, q, math::fma(detail::silu_slope_entry<1, V>(piece), q, value_at_a));
+  if constexpr (Table::has_root) {
+    value_at_a = math::fma(detail::slope_entry<Table, 1, V>(piece), q, value_at_a);
+  }
+  return math::fma(u, q, value_at_a);
+}
+
+// The table's silu'(z) at z = x + lo (lo = 0 unless with_lo); meaningful where |x| < 16.
+template <bool with_lo, real_value V>
+inline V silu_slope_from_table(V const& x, V const& lo) noexcept {
+  // |z| = t + l, l = lo where x > 0, -lo where x < 0.
+  V const l =
+      with_lo ? math::from_bits<V>(math::as_bits(lo) ^ math::as_bits(math::sign_bit(x))) : V(0);
+  V const g = detail::slope_table_value<tables::silu_slope, with_lo>(math::abs(x), l);
   return math::select(x > V(0), c<V>(1) - g, g);
 }
 
@@ -126,14 +146,14 @@ inline V leading_part(double_float<V> const& z) noexcept {
 
 // The table's silu'(x) on every lane; meaningful where |x| < 16.
 template <real_value V>
-requires has_silu_slope_table<V>
+requires has_slope_tables<V>
 inline V silu_slope_from_table(V const& x) noexcept {
   return detail::silu_slope_from_table<false>(x, V(0));
 }
 
 // The same at z = hi + lo (swish's beta x, gelu_quick's 1.702 x); meaningful where |hi| < 16.
 template <real_value V>
-requires has_silu_slope_table<V>
+requires has_slope_tables<V>
 inline V silu_slope_from_table(double_float<V> const& z) noexcept {
   return detail::silu_slope_from_table<true>(z.hi, z.lo);
 }
@@ -148,7 +168,7 @@ inline auto within_silu_slope_table(Z const& z, Inside const& inside,
   auto const x = detail::leading_part(z);
   using V = std::remove_cvref_t<decltype(x)>;
   auto const within = math::abs(x) < c<V>(silu_slope_limit);
-  if constexpr (!has_silu_slope_table<V>) {
+  if constexpr (!has_slope_tables<V>) {
     return outside();
   } else if constexpr (!is_batch_v<V>) {
     return within ? inside() : outside();
@@ -165,7 +185,7 @@ inline auto within_silu_slope_table(Z const& z, Inside const& inside,
 template <class Z, class Generic>
 inline auto silu_slope(Z const& z, Generic const& generic) noexcept {
   using V = std::remove_cvref_t<decltype(detail::leading_part(z))>;
-  if constexpr (has_silu_slope_table<V>) {
+  if constexpr (has_slope_tables<V>) {
     return math::within_silu_slope_table(
         z, [&] { return math::silu_slope_from_table(z); }, generic);
   } else {
@@ -179,7 +199,7 @@ inline auto silu_slope(Z const& z, Generic const& generic) noexcept {
 // float nearest its zero (1.3e-8 away), so dy silu'(z) is the product of two floats, rounded once.
 template <class Z, real_value V, class Generic>
 inline V silu_slope_times(Z const& z, V const& dy, Generic const& generic) noexcept {
-  if constexpr (has_silu_slope_table<V>) {
+  if constexpr (has_slope_tables<V>) {
     return math::within_silu_slope_table(
         z, [&] { return dy * math::silu_slope_from_table(z); }, generic);
   } else {
