@@ -130,6 +130,11 @@ std::vector<double> const& special_places() {
     for (double place : {-1.25754929, -0.519414604, -15.75, -15.76}) {
       p.push_back(place);
     }
+    // sigmoid' from its table (math/silu_slope.hpp): the worst floats of sigmoid' and tanh' over
+    // every float (0.80 ulp against long double), and tanh's end of the table, |x| = 8.
+    for (double place : {12.4969673, 6.24848366, -8.0, 8.0}) {
+      p.push_back(place);
+    }
     return p;
   }();
   return places;

@@ -422,10 +422,11 @@ TEST(MaskedArithmetic, MatchTheirSelects) {
   expect_masked_arithmetic<double>();
 }
 
-// silu' from its table (math/silu_slope.hpp), where the build has it: the 512-bit batch (one
-// vpermt2ps a coefficient), a narrower batch of the same build (a gather) and the scalar (an
-// index) give the same bits, for z = x and z = 1.702 x as hi + lo (gelu_quick), at every piece's
-// ends (k / 2 and its neighbours), the range's ends (+-16) and NaN; other builds have no table.
+// silu', sigmoid' (and tanh' at 2x) and gelu_tanh' from their tables (math/silu_slope.hpp), where
+// the build has them: the 512-bit batch (one vpermt2ps a coefficient), a narrower batch of the
+// same build (a gather) and the scalar (an index) give the same bits, for z = x and z = 1.702 x
+// as hi + lo (gelu_quick), at every piece's ends (k / 2 and its neighbours), the range's ends
+// (+-16) and NaN; other builds have no table.
 template <class B>
 void expect_silu_slope_lanes_equal_scalar() {
   using U = std::uint32_t;
@@ -446,20 +447,29 @@ void expect_silu_slope_lanes_equal_scalar() {
   while (xs.size() % B::size != 0) {
     xs.push_back(0.5f);
   }
+  constexpr int functions = 5;
+  char const* const names[functions] = {"silu'", "gelu_quick backward", "sigmoid'", "tanh backward",
+                                        "gelu_tanh'"};
   alignas(64) float in[B::size];
-  alignas(64) float out[2][B::size];
+  alignas(64) float out[functions][B::size];
   for (std::size_t i = 0; i < xs.size(); i += B::size) {
     std::copy_n(xs.begin() + static_cast<std::ptrdiff_t>(i), B::size, in);
     B const x = B::load_aligned(in);
     silu{}.derivative(x).store_aligned(out[0]);
     gelu_quick{}.backward(x, B(0.75f)).store_aligned(out[1]);
+    sigmoid{}.derivative(x).store_aligned(out[2]);
+    nonlin::tanh{}.backward(x, B(0.75f)).store_aligned(out[3]);
+    gelu_tanh{}.derivative(x).store_aligned(out[4]);
     for (std::size_t j = 0; j < B::size; ++j) {
-      float const want[2] = {silu{}.derivative(in[j]), gelu_quick{}.backward(in[j], 0.75f)};
-      for (int f = 0; f < 2; ++f) {
+      float const want[functions] = {silu{}.derivative(in[j]), gelu_quick{}.backward(in[j], 0.75f),
+                                     sigmoid{}.derivative(in[j]),
+                                     nonlin::tanh{}.backward(in[j], 0.75f),
+                                     gelu_tanh{}.derivative(in[j])};
+      for (int f = 0; f < functions; ++f) {
         ASSERT_TRUE(std::bit_cast<U>(out[f][j]) == std::bit_cast<U>(want[f]) ||
                     (std::isnan(out[f][j]) && std::isnan(want[f])))
-            << (f == 0 ? "silu'" : "gelu_quick backward") << " at " << in[j] << ": " << out[f][j]
-            << " against the scalar's " << want[f];
+            << names[f] << " at " << in[j] << ": " << out[f][j] << " against the scalar's "
+            << want[f];
       }
     }
   }
@@ -475,7 +485,7 @@ TEST(SiluSlopeTable, EveryBatchWidthEqualsTheScalar) {
     expect_silu_slope_lanes_equal_scalar<xsimd::batch<float, xsimd::sse4_2>>();
 #endif
   } else {
-    GTEST_SKIP() << "no silu' table in this build (math/silu_slope.hpp)";
+    GTEST_SKIP() << "no slope tables in this build (math/silu_slope.hpp)";
   }
 }
 

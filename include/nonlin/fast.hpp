@@ -503,7 +503,7 @@ struct silu {
   // backward(x, dy) from a derivative(x) already evaluated (or patched: detail/fast16.hpp).
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return math::within_silu_slope_table(
+    return math::within_slope_table(
         x, [&] { return dy * derivative; },
         [&] { return detail::x_sigmoid_derivative_times(derivative, x, x, dy); });
   }

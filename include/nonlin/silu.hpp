@@ -167,7 +167,7 @@ struct silu {
   // backward(x, dy) from derivative(x) already evaluated.
   template <real_value V>
   NONLIN_ISA_TAG V backward_given_derivative(V x, V derivative, V dy) const noexcept {
-    return math::within_silu_slope_table(
+    return math::within_slope_table(
         x, [&] { return dy * derivative; },
         [&] { return detail::quotient_form_swish_backward(x, derivative, dy); });
   }

@@ -17,6 +17,7 @@
 #include "ops.hpp"
 #include "polynomial.hpp"
 #include "roots.hpp"
+#include "silu_slope.hpp"
 
 namespace nonlin::math {
 inline namespace NONLIN_ISA {
@@ -204,19 +205,47 @@ inline V sigmoid(V const& z) noexcept {
 }
 
 // sigma'(z) = e / (1 + e)^2 = q (1 - q), times a power of two c (exact before the scale, so that a
-// subnormal c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)).
+// subnormal c sigma' is not the rounded sigma' scaled up: tanh' = 4 sigma'(2x)): the quotient
+// form, and the one of builds without the slope tables.
 template <real_value V>
-inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
+inline V sigmoid_derivative_quotient_form(V const& z, V const& power_of_two) noexcept {
   return detail::sigmoid_derivative_given(math::exp_scaled_nonpositive(math::neg_abs(z)),
                                           power_of_two);
 }
 
-// sigma(z) and sigma'(z) from one exp, the same bits as sigmoid and sigmoid_derivative (the gated
-// units need both at the same z).
+// inside(), sigma'(z) c from the table (math/silu_slope.hpp), where |z| < 16 in builds with the
+// slope tables, quotient_form() elsewhere (math::within_slope_table: a batch with a lane outside
+// computes both).
+template <real_value V, class Inside, class QuotientForm>
+inline V sigmoid_slope(V const& z, V const& power_of_two, Inside const& inside,
+                       QuotientForm const& quotient_form) noexcept {
+  if constexpr (has_slope_tables<V>) {
+    return math::within_slope_table(
+        z, [&] { return inside(math::sigmoid_slope_from_table(z) * power_of_two); }, quotient_form);
+  } else {
+    return quotient_form();
+  }
+}
+
+// c sigma'(z): from the table where |z| < 16 in builds with the slope tables (about 21 operations
+// a batch against 31), the quotient form elsewhere.
+template <real_value V>
+inline V sigmoid_derivative(V const& z, V const& power_of_two = c<V>(1)) noexcept {
+  return math::sigmoid_slope(
+      z, power_of_two, [](V slope) { return slope; },
+      [&] { return math::sigmoid_derivative_quotient_form(z, power_of_two); });
+}
+
+// sigma(z) and sigma'(z), the same bits as sigmoid and sigmoid_derivative (the gated units need
+// both at the same z): from one exp, unless the derivative comes from the table.
 template <real_value V>
 inline value_and_slope<V> sigmoid_and_derivative(V const& z) noexcept {
-  auto e = math::exp_scaled_nonpositive(math::neg_abs(z));
-  return {detail::sigmoid_given(z, e), detail::sigmoid_derivative_given(e, math::c<V>(1))};
+  if constexpr (has_slope_tables<V>) {
+    return {math::sigmoid(z), math::sigmoid_derivative(z)};
+  } else {
+    auto e = math::exp_scaled_nonpositive(math::neg_abs(z));
+    return {detail::sigmoid_given(z, e), detail::sigmoid_derivative_given(e, math::c<V>(1))};
+  }
 }
 
 // dy c sigma'(z) rounded once, given common = dy times sigmoid_derivative(z, c)
@@ -234,12 +263,18 @@ inline V sigmoid_derivative_product(V const& common, V const& z, V const& dy,
   return tails(common, a, tail, a, dy, power_of_two);
 }
 
-// dy c sigma'(z) rounded once.
+// dy c sigma'(z) rounded once: where the table's (|z| < 16) sigma'(z) >= 1.1e-7, dy times it
+// (c sigma' exact); elsewhere with the quotient form's product tail.
 template <real_value V, class Tails = product_tails>
 inline V sigmoid_derivative_times(V const& z, V const& dy, V const& power_of_two = c<V>(1),
                                   Tails const& tails = {}) noexcept {
-  return math::sigmoid_derivative_product(dy * math::sigmoid_derivative(z, power_of_two), z, dy,
-                                          power_of_two, tails);
+  return math::sigmoid_slope(
+      z, power_of_two, [&](V slope) { return dy * slope; },
+      [&] {
+        return math::sigmoid_derivative_product(
+            dy * math::sigmoid_derivative_quotient_form(z, power_of_two), z, dy, power_of_two,
+            tails);
+      });
 }
 
 // dy sigma(z) rounded once, given common = dy times a sigma(z) that is a normal number wherever
