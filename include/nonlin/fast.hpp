@@ -169,13 +169,20 @@ struct sigmoid {
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::fast::sigmoid(x);
   }
+  // sigma'(x) from the default tier's table where the build has it and |x| < 16 (faster than
+  // this tier's quotient, and within 0.80 ulp: math/silu_slope.hpp), the quotient elsewhere.
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return math::fast::logistic<math::exp_range::value, false>(x).slope();
+    return math::sigmoid_slope(
+        x, math::c<V>(1), [](V slope) { return slope; }, [&] { return quotient_derivative(x); });
   }
   template <real_value V, class Tails = math::product_tails>
   NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
-    return math::fast::slope_times(derivative(x), x, dy, math::c<V>(1), tails);
+    return math::sigmoid_slope(
+        x, math::c<V>(1), [&](V slope) { return dy * slope; },
+        [&] {
+          return math::fast::slope_times(quotient_derivative(x), x, dy, math::c<V>(1), tails);
+        });
   }
   // From the output the math is the default tier's (nothing there to make faster).
   template <real_value V>
@@ -185,6 +192,12 @@ struct sigmoid {
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::sigmoid{}.backward_from_output(y, dy);
+  }
+
+ private:
+  template <real_value V>
+  NONLIN_ISA_TAG static V quotient_derivative(V x) noexcept {
+    return math::fast::logistic<math::exp_range::value, false>(x).slope();
   }
 };
 
@@ -197,13 +210,21 @@ struct tanh {
   NONLIN_ISA_TAG V operator()(V x) const noexcept {
     return math::fast::tanh(x);
   }
+  // tanh'(x) = 4 sigma'(2x): the default tier's table where the build has it and |x| < 8, this
+  // tier's quotient elsewhere (as fast::sigmoid).
   template <real_value V>
   NONLIN_ISA_TAG V derivative(V x) const noexcept {
-    return math::c<V>(4) * math::fast::logistic<math::exp_range::value, false>(x + x).slope();
+    return math::sigmoid_slope(
+        x + x, math::c<V>(4), [](V slope) { return slope; },
+        [&] { return quotient_derivative(x); });
   }
   template <real_value V, class Tails = math::product_tails>
   NONLIN_ISA_TAG V backward(V x, V dy, Tails const& tails = {}) const noexcept {
-    return math::fast::slope_times(derivative(x), x + x, dy, math::c<V>(4), tails);
+    return math::sigmoid_slope(
+        x + x, math::c<V>(4), [&](V slope) { return dy * slope; },
+        [&] {
+          return math::fast::slope_times(quotient_derivative(x), x + x, dy, math::c<V>(4), tails);
+        });
   }
   template <real_value V>
   NONLIN_ISA_TAG V derivative_from_output(V y) const noexcept {
@@ -212,6 +233,12 @@ struct tanh {
   template <real_value V>
   NONLIN_ISA_TAG V backward_from_output(V y, V dy) const noexcept {
     return nonlin::tanh{}.backward_from_output(y, dy);
+  }
+
+ private:
+  template <real_value V>
+  NONLIN_ISA_TAG static V quotient_derivative(V x) noexcept {
+    return math::c<V>(4) * math::fast::logistic<math::exp_range::value, false>(x + x).slope();
   }
 };
 
