@@ -31,6 +31,21 @@ inline B load_partial(scalar_t<B> const* p, std::size_t count, scalar_t<B> fill)
   }
 }
 
+// The mask of the first `count` lanes (count <= the batch's size): lane numbers compared with
+// count, exact in the lane type.
+template <class B>
+inline auto first_lanes(std::size_t count) {
+  using T = scalar_t<B>;
+  alignas(64) static constexpr std::array<T, B::size> numbers = [] {
+    std::array<T, B::size> v{};
+    for (std::size_t k = 0; k < B::size; ++k) {
+      v[k] = static_cast<T>(k);
+    }
+    return v;
+  }();
+  return B::load_aligned(numbers.data()) < B(static_cast<T>(count));
+}
+
 template <class B>
 inline void store_partial(B const& value, scalar_t<B>* p, std::size_t count) {
   if constexpr (math::arch::has_masked_load_store<B>) {

@@ -125,7 +125,12 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
     lanes.add(term);
   }
   if (i < n) {
-    B const term = term_of(load_partial<B>(z + i, n - i, -std::numeric_limits<T>::infinity()));
+    // The lanes past the row hold m (a term of 1), then 0: filled with -inf, their e^-inf = 0
+    // came from an exp whose scale underflowed, and an underflowing vscalef (or multiply) takes
+    // a microcode assist on Intel cores (~190 cycles on this Golden Cove machine, measured):
+    // 4.4 cycles a batch over a row of 1000 floats, a sixth of softmax's time.
+    B const term =
+        math::select(first_lanes<B>(n - i), term_of(load_partial<B>(z + i, n - i, m)), B(T(0)));
     lanes.add(term);
     if (terms != nullptr) {
       store_partial(term, terms + i, n - i);
