@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -420,6 +421,160 @@ void expect_masked_arithmetic() {
 TEST(MaskedArithmetic, MatchTheirSelects) {
   expect_masked_arithmetic<float>();
   expect_masked_arithmetic<double>();
+}
+
+// math::scale_without_underflow is math::scale (and std::ldexp) bit for bit: results below the
+// normal range, ties at the smallest subnormal's multiples (y with few mantissa bits), results
+// that round up to the smallest normal, normal results, zeros, infinities and NaN, on every batch
+// width of the build and on scalars; and the exps' value_without_underflow is their value().
+template <class V>
+void expect_scale_without_underflow_is_scale() {
+  using T = scalar_t<V>;
+  using K = math::detail::exp_constants<T>;
+  constexpr int low = -(K::bias + K::mantissa_bits);  // -150: below every subnormal
+  std::vector<T> ys = {T(1),
+                       T(1.5),
+                       T(0.75),
+                       T(1) + std::numeric_limits<T>::epsilon(),
+                       std::nextafter(T(2), T(0)),
+                       std::nextafter(T(1), T(0)),
+                       T(0x1.8p-60),
+                       T(0),
+                       -T(0),
+                       std::numeric_limits<T>::infinity(),
+                       std::numeric_limits<T>::quiet_NaN()};
+  for (int k = 1; k <= K::mantissa_bits; ++k) {
+    ys.push_back(T(1) + std::ldexp(T(1), -k));  // a tie at 2^n for n = low + k
+    ys.push_back(T(1) + std::ldexp(T(3), -k - 1));
+  }
+  std::mt19937 engine(3);
+  std::uniform_real_distribution<T> unit(T(0.5), T(2));
+  for (int i = 0; i < 300; ++i) {
+    ys.push_back(unit(engine));
+  }
+  std::size_t const count = ys.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    ys.push_back(-ys[i]);
+  }
+  while (ys.size() % V::size != 0) {
+    ys.push_back(T(1));
+  }
+  std::vector<int> ns;
+  for (int n = low - 3; n <= low + K::mantissa_bits + 30; ++n) {
+    ns.push_back(n);
+  }
+  for (int n : {-30, 0, 20}) {
+    ns.push_back(n);
+  }
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  alignas(64) T in[V::size];
+  alignas(64) T out[V::size];
+  int bad = 0;
+  for (int n : ns) {
+    for (std::size_t i = 0; i < ys.size(); i += V::size) {
+      std::copy_n(ys.begin() + static_cast<std::ptrdiff_t>(i), V::size, in);
+      math::scale_without_underflow(V::load_aligned(in), V(T(n))).store_aligned(out);
+      for (std::size_t j = 0; j < V::size; ++j) {
+        T const want = std::ldexp(in[j], n);
+        T const scalar = math::scale_without_underflow(in[j], T(n));
+        bool const same = std::bit_cast<U>(out[j]) == std::bit_cast<U>(want) &&
+                          std::bit_cast<U>(scalar) == std::bit_cast<U>(want) &&
+                          std::bit_cast<U>(math::scale(in[j], T(n))) == std::bit_cast<U>(want);
+        if (!same && !(std::isnan(want) && std::isnan(out[j]) && std::isnan(scalar)) &&
+            ++bad <= 5) {
+          ADD_FAILURE() << in[j] << " * 2^" << n << ": " << out[j] << " (scalar " << scalar
+                        << "), want " << want;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  // The exps' values near and below the bottom of the range, where the cold path runs.
+  std::vector<T> xs;
+  T const bottom = T(low + 8) * std::numbers::ln2_v<T>;
+  for (int i = 0; i < 64 * int(V::size); ++i) {
+    xs.push_back(bottom - T(i) * T(0.0371));
+  }
+  xs.push_back(-std::numeric_limits<T>::infinity());
+  xs.push_back(std::numeric_limits<T>::quiet_NaN());
+  while (xs.size() % V::size != 0) {
+    xs.push_back(T(-1));
+  }
+  for (std::size_t i = 0; i < xs.size(); i += V::size) {
+    std::copy_n(xs.begin() + static_cast<std::ptrdiff_t>(i), V::size, in);
+    V const x = V::load_aligned(in);
+    alignas(64) T plain[V::size];
+    alignas(64) T fast_plain[V::size];
+    alignas(64) T fast_out[V::size];
+    auto const e = math::exp_scaled_nonpositive(x);
+    e.value().store_aligned(plain);
+    e.value_without_underflow().store_aligned(out);
+    auto const f = math::fast::exp_by_table<false>(math::clamp_below(x, V(K::min_arg)));
+    f.value().store_aligned(fast_plain);
+    f.value_without_underflow().store_aligned(fast_out);
+    for (std::size_t j = 0; j < V::size; ++j) {
+      EXPECT_TRUE(std::bit_cast<U>(out[j]) == std::bit_cast<U>(plain[j]) ||
+                  (std::isnan(out[j]) && std::isnan(plain[j])))
+          << "e^" << in[j] << ": " << out[j] << ", value() " << plain[j];
+      EXPECT_TRUE(std::bit_cast<U>(fast_out[j]) == std::bit_cast<U>(fast_plain[j]) ||
+                  (std::isnan(fast_out[j]) && std::isnan(fast_plain[j])))
+          << "fast e^" << in[j] << ": " << fast_out[j] << ", value() " << fast_plain[j];
+    }
+  }
+}
+
+// math::product_without_underflow is a * b bit for bit for a >= 0 and b in [2^-126, 1]:
+// subnormal a, products on both sides of the normal range's bottom, ties on the subnormal grid.
+template <class V>
+void expect_product_without_underflow_is_product() {
+  std::mt19937 engine(8);
+  std::uniform_int_distribution<std::uint32_t> subnormal_bits(1, 0x007fffff);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-150, 0);
+  std::vector<float> as = {0.0f, 1.0f, std::numeric_limits<float>::min(),
+                           std::numeric_limits<float>::denorm_min(),
+                           std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < 4000; ++i) {
+    as.push_back(std::bit_cast<float>(subnormal_bits(engine)));
+    as.push_back(std::ldexp(unit(engine), exponent(engine)));
+  }
+  while (as.size() % V::size != 0) {
+    as.push_back(0.5f);
+  }
+  std::vector<float> bs = {1.0f, 0.5f, 1.0f / 3.0f, 0.75f, std::numeric_limits<float>::min()};
+  for (int i = 0; i < 20; ++i) {
+    bs.push_back(std::ldexp(0.5f + unit(engine) / 2, -static_cast<int>(i)));
+  }
+  alignas(64) float in[V::size];
+  alignas(64) float out[V::size];
+  int bad = 0;
+  for (float b : bs) {
+    for (std::size_t i = 0; i < as.size(); i += V::size) {
+      std::copy_n(as.begin() + static_cast<std::ptrdiff_t>(i), V::size, in);
+      math::product_without_underflow(V::load_aligned(in), V(b)).store_aligned(out);
+      for (std::size_t j = 0; j < V::size; ++j) {
+        float const want = in[j] * b;
+        if (std::bit_cast<std::uint32_t>(out[j]) != std::bit_cast<std::uint32_t>(want) &&
+            !(std::isnan(want) && std::isnan(out[j])) && ++bad <= 5) {
+          ADD_FAILURE() << in[j] << " * " << b << ": " << out[j] << ", want " << want;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(ScaleWithoutUnderflow, IsScaleBitForBit) {
+  expect_scale_without_underflow_is_scale<xsimd::batch<float>>();
+  expect_scale_without_underflow_is_scale<xsimd::batch<double>>();
+  expect_product_without_underflow_is_product<xsimd::batch<float>>();
+#if XSIMD_WITH_AVX2
+  expect_scale_without_underflow_is_scale<xsimd::batch<float, xsimd::avx2>>();
+#endif
+#if XSIMD_WITH_SSE4_2
+  expect_scale_without_underflow_is_scale<xsimd::batch<float, xsimd::sse4_2>>();
+  expect_scale_without_underflow_is_scale<xsimd::batch<double, xsimd::sse4_2>>();
+#endif
 }
 
 // silu', sigmoid' (and tanh' at 2x) and gelu_tanh' from their tables (math/silu_slope.hpp), where

@@ -807,6 +807,81 @@ TYPED_TEST(Softmax, FastTierWithinItsBounds) {
   EXPECT_LE(worst_log_p, 1.0);  // as a fraction of the bound
 }
 
+// Rows with far entries (masked with -inf or -1e30, or (m - z) / T beyond the normal range of
+// exp): their terms are formed without an underflowing operation (math::scale_without_underflow,
+// the same bits without Intel's microcode assist), subnormal probabilities included. Each p
+// within 3 ulp (the spacing of T's values at p, subnormal steps included) and each log p within 3
+// ulp or 3 eps of the exact value, for both tiers (the fast tier's p bound grows with -d, as in
+// FastTierWithinItsBounds); masked entries give exactly 0 and -inf.
+TYPED_TEST(Softmax, FarEntriesWithinTheirBounds) {
+  using T = TypeParam;
+  constexpr long double eps = std::numeric_limits<T>::epsilon();
+  auto ulp_at = [](long double v) {
+    T const t = static_cast<T>(v);
+    return static_cast<long double>(std::nextafter(t, std::numeric_limits<T>::infinity())) -
+           static_cast<long double>(t);
+  };
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> spread(0, std::is_same_v<T, float> ? 40 : 300);
+  double worst[2][2] = {};  // [tier][p, log p] as fractions of their bounds
+  for (std::size_t cols : {5u, 17u, 100u, 1000u, 4099u}) {
+    for (double t : {0.7, 1.0}) {
+      std::size_t const rows = 3;
+      std::vector<T> x(rows * cols);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = i % 8 == 3    ? -std::numeric_limits<T>::infinity()
+               : i % 16 == 6 ? T(-1e30)
+                             : static_cast<T>(spread(rng));
+      }
+      for (int tier = 0; tier < 2; ++tier) {
+        std::vector<T> p(x.size());
+        std::vector<T> lp(x.size());
+        if (tier == 0) {
+          forward(softmax{.temperature = t}, std::span<T const>(x), std::span<T>(p), cols);
+          forward(log_softmax{.temperature = t}, std::span<T const>(x), std::span<T>(lp), cols);
+        } else {
+          forward(fast::softmax{.temperature = t}, std::span<T const>(x), std::span<T>(p), cols);
+          forward(fast::log_softmax{.temperature = t}, std::span<T const>(x), std::span<T>(lp),
+                  cols);
+        }
+        long double const inv_t = 1.0L / static_cast<long double>(static_cast<T>(t));
+        for (std::size_t r = 0; r < rows; ++r) {
+          T const* z = x.data() + r * cols;
+          long double const m = *std::max_element(z, z + cols);
+          gradient_error::exact_sum s;
+          for (std::size_t i = 0; i < cols; ++i) {
+            s.add(std::exp((z[i] - m) * inv_t));
+          }
+          for (std::size_t i = 0; i < cols; ++i) {
+            T const got = p[r * cols + i];
+            T const got_log = lp[r * cols + i];
+            if (z[i] == -std::numeric_limits<T>::infinity()) {
+              EXPECT_EQ(got, T(0));
+              EXPECT_EQ(got_log, -std::numeric_limits<T>::infinity());
+              continue;
+            }
+            long double const d = (z[i] - m) * inv_t;
+            long double const exact = std::exp(d) / s.value();
+            long double const exact_log = d - std::log(s.value());
+            double const e = static_cast<double>(std::fabs(got - exact) / ulp_at(exact));
+            double const p_bound = tier == 0 ? 3 : 4 + 3 * static_cast<double>(-d);
+            worst[tier][0] = std::max(worst[tier][0], e / p_bound);
+            long double const err_log = std::fabs(got_log - exact_log);
+            worst[tier][1] = std::max(
+                worst[tier][1], static_cast<double>(std::min(err_log / ulp_at(std::fabs(exact_log)),
+                                                             err_log / eps)) /
+                                    3);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_LE(worst[0][0], 1.0);
+  EXPECT_LE(worst[0][1], 1.0);
+  EXPECT_LE(worst[1][0], 1.0);
+  EXPECT_LE(worst[1][1], 1.0);
+}
+
 // The fast tier keeps the masking policy: rows with a NaN or +inf and fully masked rows take the
 // default tier's path (the same bits), masked entries of a finite row give 0 / -inf, and their
 // gradients 0.

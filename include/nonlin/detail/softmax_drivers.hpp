@@ -43,44 +43,66 @@ inline void store_lanes(B const& value, scalar_t<B>* p, std::size_t used) {
   }
 }
 
-// A contiguous row's maximum, skipping NaN, and whether the row holds a NaN or +inf (its
-// outputs are then NaN: the general path handles it). Four running maxima, each one max a batch
-// ("v > lanes ? v : lanes", lanes where v is NaN: x86's max with v first): with one, the loop
-// waited on the previous batch's compare and blend (5.1 cycles a batch on this machine, the
+// A contiguous row's maximum and minimum, skipping NaN, and whether the row holds a NaN or +inf
+// (its outputs are then NaN: the general path handles it). Four running maxima, each one max a
+// batch ("v > lanes ? v : lanes", lanes where v is NaN: x86's max with v first): with one, the
+// loop waited on the previous batch's compare and blend (5.1 cycles a batch on this machine, the
 // row's maximum a seventh of softmax's time). NaN or +inf is one unordered compare, !(v < inf).
+// The minimum (one min a batch more, in a pass that waits on memory) says whether the row has
+// far entries (shifted_exp_value).
 template <class Arch, class T>
-inline bool row_maximum(T const* z, std::size_t n, T& m) {
+inline bool row_maximum(T const* z, std::size_t n, T& m, T& lowest) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
   constexpr T inf = std::numeric_limits<T>::infinity();
   std::array<B, 4> lanes;
   lanes.fill(B(-inf));
+  std::array<B, 4> lows;
+  lows.fill(B(inf));
   auto poisoned = B(T(0)) != B(T(0));
-  auto take = [&](B& so_far, B const& v) {
-    so_far = math::clamp_below(so_far, v);
+  auto take = [&](std::size_t k, B const& v) {
+    lanes[k] = math::clamp_below(lanes[k], v);
+    lows[k] = math::clamp_above(lows[k], v);
     poisoned = math::either(poisoned, !(v < B(inf)));
   };
   std::size_t i = 0;
   for (; i + 4 * width <= n; i += 4 * width) {
     for (std::size_t k = 0; k < 4; ++k) {
-      take(lanes[k], B::load_unaligned(z + i + k * width));
+      take(k, B::load_unaligned(z + i + k * width));
     }
   }
   for (; i + width <= n; i += width) {
-    take(lanes[0], B::load_unaligned(z + i));
+    take(0, B::load_unaligned(z + i));
   }
   if (i < n) {
-    take(lanes[1], load_partial<B>(z + i, n - i, -inf));
+    // Lanes past the row: z[i], which changes neither the maximum nor the minimum.
+    take(1, load_partial<B>(z + i, n - i, z[i]));
   }
   B const all = math::clamp_below(math::clamp_below(lanes[0], lanes[1]),
                                   math::clamp_below(lanes[2], lanes[3]));
+  B const all_low =
+      math::clamp_above(math::clamp_above(lows[0], lows[1]), math::clamp_above(lows[2], lows[3]));
   alignas(Arch::alignment()) std::array<T, width> buffer;
   all.store_aligned(buffer.data());
   m = -inf;
   for (T const v : buffer) {
     m = v > m ? v : m;
   }
+  all_low.store_aligned(buffer.data());
+  lowest = inf;
+  for (T const v : buffer) {
+    lowest = v < lowest ? v : lowest;
+  }
   return math::any(poisoned);
+}
+
+// Whether a row of maximum m and minimum lowest has far entries: (lowest - m) / T below -86
+// (e^-86 = 2^-124.1: a margin of about 2 over the normal range's bottom for float; for double,
+// whose terms leave the normal range only at -708, a batch that takes the check finds no lane and
+// goes on).
+template <class T>
+inline bool has_far_entries(T m, T lowest, T inv_t) {
+  return !((lowest - m) * inv_t >= T(-86));
 }
 
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
@@ -89,7 +111,7 @@ inline bool row_maximum(T const* z, std::size_t n, T& m) {
 // float (two roundings of at most 2^-24 of their sum: the terms are positive) before the wide
 // sum takes them: 1.9x the default's pass over a row of 1000 in L1 (8.3 TSC cycles a batch
 // against 15.7; every term in the wide sum 10.9, a plain float sum 7.1).
-template <class Arch, bool unit_temperature, class T, bool fast = false>
+template <class Arch, bool unit_temperature, class T, bool fast = false, bool far = false>
 inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
@@ -99,9 +121,9 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   math::wide_sum<B> lanes;
   auto term_of = [&](B zb) {
     if constexpr (fast) {
-      return fast_shifted_exp_value<unit_temperature>(zb, bm, binv_t);
+      return fast_shifted_exp_value<unit_temperature, far>(zb, bm, binv_t);
     } else {
-      return shifted_exp_value<unit_temperature>(zb, bm, binv_t, bt);
+      return shifted_exp_value<unit_temperature, far>(zb, bm, binv_t, bt);
     }
   };
   std::size_t i = 0;
@@ -139,6 +161,20 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   return lanes.total();
 }
 
+// row_sum for a row of maximum m and minimum lowest: unit_temperature where t = 1, far where the
+// row has far entries.
+template <class Arch, class T, bool fast = false>
+inline math::double_float<T> row_sum_of(T const* z, T* terms, std::size_t n, T m, T lowest, T inv_t,
+                                        T t) {
+  bool const far = has_far_entries(m, lowest, inv_t);
+  if (t == T(1)) {
+    return far ? row_sum<Arch, true, T, fast, true>(z, terms, n, m, inv_t, t)
+               : row_sum<Arch, true, T, fast, false>(z, terms, n, m, inv_t, t);
+  }
+  return far ? row_sum<Arch, false, T, fast, true>(z, terms, n, m, inv_t, t)
+             : row_sum<Arch, false, T, fast, false>(z, terms, n, m, inv_t, t);
+}
+
 // A contiguous row's (max, compensated sum of exp((z - m) / T)) in one pass, the running sum
 // rescaled when a lane's maximum grows: any row (NaN or +inf anywhere: the sum is NaN; all -inf:
 // max = -inf, sum 0).
@@ -171,12 +207,12 @@ inline running<T> row_statistics_general(T const* z, std::size_t n, T inv_t, T t
 template <class Arch, class T>
 inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
   T m;
-  bool const bad = row_maximum<Arch>(z, n, m);
+  T lowest;
+  bool const bad = row_maximum<Arch>(z, n, m, lowest);
   if (bad || m == -std::numeric_limits<T>::infinity()) {
     return row_statistics_general<Arch>(z, n, inv_t, t);
   }
-  auto const sum = t == T(1) ? row_sum<Arch, true>(z, static_cast<T*>(nullptr), n, m, inv_t, t)
-                             : row_sum<Arch, false>(z, static_cast<T*>(nullptr), n, m, inv_t, t);
+  auto const sum = row_sum_of<Arch>(z, static_cast<T*>(nullptr), n, m, lowest, inv_t, t);
   return running_of(m, sum.hi, sum.lo);
 }
 
@@ -209,21 +245,37 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
       T const* z = x + r * shape.axis;
       T* row_out = y + r * shape.axis;
       T row_max;
-      bool const bad = row_maximum<Arch>(z, shape.axis, row_max);
+      T row_min;
+      bool const bad = row_maximum<Arch>(z, shape.axis, row_max, row_min);
       if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
         T* const terms = keep_terms ? row_out : nullptr;
-        auto sum = t == T(1)
-                       ? row_sum<Arch, true, T, fast>(z, terms, shape.axis, row_max, inv_t, t)
-                       : row_sum<Arch, false, T, fast>(z, terms, shape.axis, row_max, inv_t, t);
+        auto sum = row_sum_of<Arch, T, fast>(z, terms, shape.axis, row_max, row_min, inv_t, t);
+        bool const far = has_far_entries(row_max, row_min, inv_t);
         if constexpr (keep_terms) {
           // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow). The
           // general path and the strided layout form p as exp_split.times(1/s) instead (1/s
           // folded in before exp's final scale, one rounding less) because they compute each
           // exp anew; here the terms are already in y from the sum's pass, and a second exp per
           // element would cost more than that rounding saves.
-          B const inv_sum(T(1) / (sum.hi + sum.lo));
-          elementwise<Arch>([&](B e) { return e * inv_sum; }, std::span<T>(row_out, shape.axis),
-                            std::span<T const>(row_out, shape.axis));
+          T const s = sum.hi + sum.lo;
+          B const inv_sum(T(1) / s);
+          std::span<T> const out_row(row_out, shape.axis);
+          std::span<T const> const terms_row(row_out, shape.axis);
+          if (far) {
+            // A term e > 0 below 2 s 2^-126 may give a p below the normal range (or be
+            // subnormal itself): such batches multiply without underflowing (an assist each).
+            B const small(T(2) * s * std::numeric_limits<T>::min());
+            elementwise<Arch>(
+                [&](B e) {
+                  if (math::any(math::both(e<small, e> B(T(0))))) {
+                    return math::product_without_underflow(e, inv_sum);
+                  }
+                  return e * inv_sum;
+                },
+                out_row, terms_row);
+          } else {
+            elementwise<Arch>([&](B e) { return e * inv_sum; }, out_row, terms_row);
+          }
         } else {
           // log s once per row (s >= 1: log1p(s - 1), s - 1 exact below 2).
           B const m(row_max);

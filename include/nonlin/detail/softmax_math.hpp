@@ -94,10 +94,20 @@ inline math::exp_split<V> shifted_exp(V z, V m, V inv_t, V t) {
 // terms' own errors out of the row's sum (p within 3 ulp of the true softmax, as with the
 // other exp), and log p of a dominant entry, minus the sum of the others, is within 1.83 ulp
 // (float) and 2.59 (double) over 1-1100 alike others, against 1.67 and 2.59 with the other exp.
-template <bool unit_temperature = false, class V>
+// far: the row has entries whose term is below the normal range (masked ones, or (m - z) / T
+// above ~87 for float): their value is formed without an underflowing operation, the same bits
+// without the Intel cores' microcode assist (math::scale_without_underflow: a row of 1000 floats
+// half masked with -inf took 5.4x as long as an unmasked one); a compare and a branch a batch,
+// which the other rows do not pay.
+template <bool unit_temperature = false, bool far = false, class V>
 inline V shifted_exp_value(V z, V m, V inv_t, V t) {
   auto q = shifted_quotient<unit_temperature>(z, m, inv_t, t);
-  return math::exp_scaled_nonpositive(q.hi, q.lo).value();
+  auto const e = math::exp_scaled_nonpositive(q.hi, q.lo);
+  if constexpr (far) {
+    return e.value_without_underflow();
+  } else {
+    return e.value();
+  }
 }
 
 // The fast tier's term (nonlin::fast::softmax): exp((z - m) / T) with z - m (and its product with
@@ -105,15 +115,20 @@ inline V shifted_exp_value(V z, V m, V inv_t, V t) {
 // (within about an ulp). What it gives up is the difference's rounding: about |z - m| / T times
 // 2^-24 relative (an ulp at |z - m| / T = 1, |z - m| / T ulp beyond), on terms that are already
 // e^-(z - m) / T small. A masked entry (z = -inf), or a difference that overflows, is clamped to
-// exp's lowest argument, where the value is 0.
-template <bool unit_temperature = false, class V>
+// exp's lowest argument, where the value is 0. far: as shifted_exp_value's.
+template <bool unit_temperature = false, bool far = false, class V>
 inline V fast_shifted_exp_value(V z, V m, V inv_t) {
   V d = z - m;
   if constexpr (!unit_temperature) {
     d = d * inv_t;
   }
   V const lowest(math::detail::exp_constants<scalar_t<V>>::min_arg);
-  return math::fast::exp_by_table<false>(math::clamp_below(d, lowest)).value();
+  auto const e = math::fast::exp_by_table<false>(math::clamp_below(d, lowest));
+  if constexpr (far) {
+    return e.value_without_underflow();
+  } else {
+    return e.value();
+  }
 }
 
 // log s for the row's compensated sum s = hi + lo >= 1 (the maximum contributes e^0):

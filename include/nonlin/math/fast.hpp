@@ -128,6 +128,8 @@ struct exp_parts {
   V u;
   V n;
   V value() const noexcept { return math::scale(u, n); }
+  // The same bits without an underflowing operation (math::scale_without_underflow).
+  V value_without_underflow() const noexcept { return math::scale_without_underflow(u, n); }
 };
 
 // The table reduction itself: e^a = t (1 + m) 2^n, t = 2^(j/N) from the table (its column index
