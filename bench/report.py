@@ -10,7 +10,8 @@ Reads the names written by bench/activations_bench.cpp, softmax_bench.cpp and ge
     error/<function>                         counter max_abs_err (and at_x)
 The gated units of glu.hpp (GATED below) use the first form (fwd|bwd, float, nonlin or a peer,
 H = 4096) and get a table of their own, beside the act they gate with.
-    softmax/<dir>/<function>/float/<variant>/<C>  dir: fwd | bwdy (bench/softmax_bench.cpp)
+    softmax/<dir>/<function>/<type>/<variant>/<C>  dir: fwd | bwdy, type: float | masked | wide |
+        bf16 (bench/softmax_bench.cpp)
 The 16-bit rows (<dir>/<function>/bf16|fp16/nonlin|convert/<n>, memcpy/bf16/<n>) get a table of
 their own beside nonlin's float rows.
 Throughput is printed as elements per nanosecond (items_per_second / 1e9), the median when the
@@ -489,7 +490,7 @@ def print_softmax(rows):
     if "fast" in variants:
         header.append("fast / fastest peer")
     out = []
-    for type_ in ("float", "bf16"):
+    for type_ in ("float", "masked", "wide", "bf16"):
         for direction, label in (("fwd", "forward"), ("bwdy", "backward from output")):
             for function in ("softmax", "log_softmax"):
                 for c in cols:
@@ -510,7 +511,11 @@ def print_softmax(rows):
           "then y (dy - dot) backward. Backward from the output: every variant is given nonlin's "
           "y of the same logits and the same dy; the peers write softmax dx = y (dy - sum dy y) "
           "and log_softmax dx = dy - e^y sum dy with their own primitives (oneDNN: "
-          "softmax_v2_backward). fast: nonlin::fast::softmax and fast::log_softmax.)\n")
+          "softmax_v2_backward). fast: nonlin::fast::softmax and fast::log_softmax. "
+          "masked: float logits with the second half of every row -inf (an attention mask); "
+          "wide: float logits uniform in [-96, 96), most terms below the normal range: where "
+          "exp's results underflow, an operation that produces them takes a microcode assist "
+          "on Intel cores.)\n")
 
 
 if __name__ == "__main__":

@@ -31,12 +31,26 @@
 
 namespace {
 
-std::vector<float> logits(std::size_t n) {
+// The logits of a row: uniform in [-8, 8) (plain); the same with the second half of every row of
+// `cols` masked with -inf (masked: an attention mask; half the terms are 0); uniform in [-96, 96)
+// (wide: most terms below float's normal range, many subnormal probabilities). The last two time
+// what the rows cost where exp's results underflow, which a microcode assist makes slow on Intel
+// cores (math::scale_without_underflow).
+enum class spread { plain, masked, wide };
+
+std::vector<float> logits(std::size_t n, std::size_t cols = 0, spread kind = spread::plain) {
   std::vector<float> x(n);
   std::uint32_t state = 12345;
   for (float& v : x) {
     state = state * 1664525u + 1013904223u;
     v = static_cast<float>(state >> 8) / float(1 << 24) * 16.0f - 8.0f;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (kind == spread::masked && i % cols >= cols / 2) {
+      x[i] = -std::numeric_limits<float>::infinity();
+    } else if (kind == spread::wide) {
+      x[i] *= 12.0f;
+    }
   }
   return x;
 }
@@ -58,11 +72,16 @@ std::vector<E> logits_as(std::size_t n) {
   }
 }
 
-template <class F, class E = float>
+template <class F, class E = float, spread kind = spread::plain>
 void forward_nonlin(benchmark::State& state) {
   auto const cols = static_cast<std::size_t>(state.range(0));
   std::size_t const n = rows_for(cols) * cols;
-  std::vector<E> const x = logits_as<E>(n);
+  std::vector<E> x;
+  if constexpr (std::is_same_v<E, float>) {
+    x = logits(n, cols, kind);
+  } else {
+    x = logits_as<E>(n);
+  }
   std::vector<E> y(n);
   for (auto _ : state) {
     nonlin::forward(F{}, std::span<E const>(x), std::span<E>(y), cols);
@@ -183,18 +202,23 @@ bool const peers_registered = [] {
           ->Arg(1000)
           ->Arg(32000);
     }
-    for (auto const& [function, kernel] :
-         {std::pair{"softmax", peer.softmax}, std::pair{"log_softmax", peer.log_softmax}}) {
+    for (auto const& [function, kernel, type, kind] :
+         {std::tuple{"softmax", peer.softmax, "float", spread::plain},
+          std::tuple{"log_softmax", peer.log_softmax, "float", spread::plain},
+          std::tuple{"softmax", peer.softmax, "masked", spread::masked},
+          std::tuple{"log_softmax", peer.log_softmax, "masked", spread::masked},
+          std::tuple{"softmax", peer.softmax, "wide", spread::wide},
+          std::tuple{"log_softmax", peer.log_softmax, "wide", spread::wide}}) {
       if (kernel == nullptr) {
         continue;
       }
-      std::string const name = std::string("softmax/fwd/") + function + "/float/" + peer.name;
-      benchmark::RegisterBenchmark(
-          name.c_str(),
-          [kernel = kernel](benchmark::State& state) {
+      std::string const name =
+          std::string("softmax/fwd/") + function + "/" + type + "/" + peer.name;
+      auto* registered = benchmark::RegisterBenchmark(
+          name.c_str(), [kernel = kernel, kind = kind](benchmark::State& state) {
             auto const cols = static_cast<std::size_t>(state.range(0));
             std::size_t const rows = rows_for(cols);
-            std::vector<float> const x = logits(rows * cols);
+            std::vector<float> const x = logits(rows * cols, cols, kind);
             std::vector<float> y(rows * cols);
             kernel(x.data(), y.data(), rows, cols);
             for (auto _ : state) {
@@ -203,9 +227,11 @@ bool const peers_registered = [] {
               benchmark::ClobberMemory();
             }
             state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(rows * cols));
-          })
-          ->Arg(1000)
-          ->Arg(32000);
+          });
+      registered->Arg(1000);
+      if (kind == spread::plain) {
+        registered->Arg(32000);
+      }
     }
   }
   return true;
@@ -220,6 +246,30 @@ BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax)
     ->Arg(1000)
     ->Arg(32000);
 BENCHMARK(softmax_std)->Name("softmax/fwd/softmax/float/std")->Arg(1000)->Arg(32000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax, float, spread::masked)
+    ->Name("softmax/fwd/softmax/masked/nonlin")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax, float, spread::masked)
+    ->Name("softmax/fwd/log_softmax/masked/nonlin")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax, float, spread::wide)
+    ->Name("softmax/fwd/softmax/wide/nonlin")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::log_softmax, float, spread::wide)
+    ->Name("softmax/fwd/log_softmax/wide/nonlin")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::softmax, float, spread::masked)
+    ->Name("softmax/fwd/softmax/masked/fast")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::log_softmax, float, spread::masked)
+    ->Name("softmax/fwd/log_softmax/masked/fast")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::softmax, float, spread::wide)
+    ->Name("softmax/fwd/softmax/wide/fast")
+    ->Arg(1000);
+BENCHMARK_TEMPLATE(forward_nonlin, nonlin::fast::log_softmax, float, spread::wide)
+    ->Name("softmax/fwd/log_softmax/wide/fast")
+    ->Arg(1000);
 BENCHMARK_TEMPLATE(forward_nonlin, nonlin::softmax, nonlin::bfloat16)
     ->Name("softmax/fwd/softmax/bf16/nonlin")
     ->Arg(1000)
