@@ -48,8 +48,7 @@ inline void store_lanes(B const& value, scalar_t<B>* p, std::size_t used) {
 // batch ("v > lanes ? v : lanes", lanes where v is NaN: x86's max with v first): with one, the
 // loop waited on the previous batch's compare and blend (5.1 cycles a batch on this machine, the
 // row's maximum a seventh of softmax's time). NaN or +inf is one unordered compare, !(v < inf).
-// The minimum (one min a batch more, in a pass that waits on memory) says whether the row has
-// far entries (shifted_exp_value).
+// The minimum (one min a batch more, in a pass that waits on memory) gives the row's reach.
 template <class Arch, class T>
 inline bool row_maximum(T const* z, std::size_t n, T& m, T& lowest) {
   using B = xsimd::batch<T, Arch>;
@@ -96,13 +95,22 @@ inline bool row_maximum(T const* z, std::size_t n, T& m, T& lowest) {
   return math::any(poisoned);
 }
 
-// Whether a row of maximum m and minimum lowest has far entries: (lowest - m) / T below -86
-// (e^-86 = 2^-124.1: a margin of about 2 over the normal range's bottom for float; for double,
-// whose terms leave the normal range only at -708, a batch that takes the check finds no lane and
-// goes on).
+// How far below its maximum m a row's entries reach, from its minimum: near (every term a normal
+// number: (lowest - m) / T >= -86, e^-86 = 2^-124.1, a margin of about 2 over the bottom of
+// float's normal range), far (some terms below it: shifted_exp_value's far), masked (some at
+// least 1024 T below, as masked entries are: -inf, -1e9, the lowest float; a batch all below
+// m + (min_arg - 1) T skips the exp, its terms being 0). The last test costs wide rows without
+// such stretches 10% (a compare and a branch a batch), so they are far, not masked. For double,
+// whose terms leave the normal range only at -708, far rows take the check and find no lane.
+enum class reach { near, far, masked };
+
 template <class T>
-inline bool has_far_entries(T m, T lowest, T inv_t) {
-  return !((lowest - m) * inv_t >= T(-86));
+inline reach reach_of(T m, T lowest, T inv_t) {
+  T const d = (lowest - m) * inv_t;
+  if (d >= T(-86)) {
+    return reach::near;
+  }
+  return d < T(-1024) ? reach::masked : reach::far;
 }
 
 // The compensated sum of exp((z - m) / T) over a contiguous row whose maximum m is finite;
@@ -111,7 +119,8 @@ inline bool has_far_entries(T m, T lowest, T inv_t) {
 // float (two roundings of at most 2^-24 of their sum: the terms are positive) before the wide
 // sum takes them: 1.9x the default's pass over a row of 1000 in L1 (8.3 TSC cycles a batch
 // against 15.7; every term in the wide sum 10.9, a plain float sum 7.1).
-template <class Arch, bool unit_temperature, class T, bool fast = false, bool far = false>
+template <class Arch, bool unit_temperature, class T, bool fast = false,
+          reach entries = reach::near>
 inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T inv_t, T t) {
   using B = xsimd::batch<T, Arch>;
   constexpr std::size_t width = B::size;
@@ -119,7 +128,16 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   B const binv_t(inv_t);
   B const bt(t);
   math::wide_sum<B> lanes;
+  // Below m + (min_arg - 1) t every term is exactly 0 ((z - m) / T < min_arg, where exp's value
+  // is 0): in a masked row a batch all below skips the exp, the same bits.
+  B const zero_below(m + (math::detail::exp_constants<T>::min_arg - T(1)) * t);
+  constexpr bool far = entries != reach::near;
   auto term_of = [&](B zb) {
+    if constexpr (entries == reach::masked) {
+      if (!math::any(zb >= zero_below)) {
+        return B(T(0));
+      }
+    }
     if constexpr (fast) {
       return fast_shifted_exp_value<unit_temperature, far>(zb, bm, binv_t);
     } else {
@@ -161,18 +179,26 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   return lanes.total();
 }
 
-// row_sum for a row of maximum m and minimum lowest: unit_temperature where t = 1, far where the
-// row has far entries.
+// row_sum for a row of maximum m and minimum lowest: unit_temperature where t = 1, and the row's
+// reach.
 template <class Arch, class T, bool fast = false>
 inline math::double_float<T> row_sum_of(T const* z, T* terms, std::size_t n, T m, T lowest, T inv_t,
                                         T t) {
-  bool const far = has_far_entries(m, lowest, inv_t);
-  if (t == T(1)) {
-    return far ? row_sum<Arch, true, T, fast, true>(z, terms, n, m, inv_t, t)
-               : row_sum<Arch, true, T, fast, false>(z, terms, n, m, inv_t, t);
-  }
-  return far ? row_sum<Arch, false, T, fast, true>(z, terms, n, m, inv_t, t)
-             : row_sum<Arch, false, T, fast, false>(z, terms, n, m, inv_t, t);
+  auto with = [&]<bool unit, reach entries>() {
+    return row_sum<Arch, unit, T, fast, entries>(z, terms, n, m, inv_t, t);
+  };
+  auto with_reach = [&]<bool unit>() {
+    switch (reach_of(m, lowest, inv_t)) {
+      case reach::near:
+        return with.template operator()<unit, reach::near>();
+      case reach::far:
+        return with.template operator()<unit, reach::far>();
+      default:
+        return with.template operator()<unit, reach::masked>();
+    }
+  };
+  return t == T(1) ? with_reach.template operator()<true>()
+                   : with_reach.template operator()<false>();
 }
 
 // A contiguous row's (max, compensated sum of exp((z - m) / T)) in one pass, the running sum
@@ -250,7 +276,7 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
       if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
         T* const terms = keep_terms ? row_out : nullptr;
         auto sum = row_sum_of<Arch, T, fast>(z, terms, shape.axis, row_max, row_min, inv_t, t);
-        bool const far = has_far_entries(row_max, row_min, inv_t);
+        bool const far = reach_of(row_max, row_min, inv_t) != reach::near;
         if constexpr (keep_terms) {
           // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow). The
           // general path and the strided layout form p as exp_split.times(1/s) instead (1/s
