@@ -81,7 +81,8 @@ int main() {
   auto widen = [](__m512 x, __m512) {
     return _mm512_castpd_ps(_mm512_cvtps_pd(_mm512_castps512_ps256(x)));
   };
-  std::printf("| operation | normal | result 0 from below | result subnormal | input subnormal |\n");
+  std::printf(
+      "| operation | normal | result 0 from below | result subnormal | input subnormal |\n");
   std::printf("|---|--:|--:|--:|--:|\n");
   std::printf("| vscalefps | %.1f | %.1f | %.1f | %.1f |\n",
               cycles_per_op(scalef, normal, _mm512_set1_ps(-10.0f), hz),
@@ -116,8 +117,9 @@ int main() {
     wide[i] = u200(engine);
   }
   double const per_batch = hz * 16.0 / static_cast<double>(n);
-  std::printf("| kernel (4096 floats) | fwd U(-8, 8) | fwd U(-200, 200) | bwd U(-8, 8) | bwd "
-              "U(-200, 200) |\n|---|--:|--:|--:|--:|\n");
+  std::printf(
+      "| kernel (4096 floats) | fwd U(-8, 8) | fwd U(-200, 200) | bwd U(-8, 8) | bwd "
+      "U(-200, 200) |\n|---|--:|--:|--:|--:|\n");
   auto row = [&](char const* name, auto f) {
     auto fwd = [&](std::vector<float> const& x) {
       return per_batch * median_seconds([&] {
