@@ -745,6 +745,27 @@ TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
   }
 }
 
+// A row's maximum m and the sum of exp((z - m) / T) over it, exactly (then rounded to long
+// double).
+template <class T>
+std::pair<long double, long double> exact_row_statistics(T const* z, std::size_t cols,
+                                                         long double inv_t) {
+  long double const m = *std::max_element(z, z + cols);
+  gradient_error::exact_sum s;
+  for (std::size_t i = 0; i < cols; ++i) {
+    s.add(std::exp((z[i] - m) * inv_t));
+  }
+  return {m, s.value()};
+}
+
+// The spacing of T's values at v (subnormal steps included): an ulp of a result near v.
+template <class T>
+long double spacing_at(long double v) {
+  T const t = static_cast<T>(v);
+  return static_cast<long double>(std::nextafter(t, std::numeric_limits<T>::infinity())) -
+         static_cast<long double>(t);
+}
+
 // The fast tier (fast::softmax, fast::log_softmax) against long double over random rows (normal
 // and uniform logits, 1 to 32000 columns, T = 0.5, 1, 3): p within 4 + 3 |d| ulp, d = (z - m) / T
 // (the difference and its product with 1 / T rounded, as the peers form them: 2.8 ulp where
@@ -754,11 +775,7 @@ TYPED_TEST(Softmax, GradientsWithinFourUnitsOfTheirCondition) {
 TYPED_TEST(Softmax, FastTierWithinItsBounds) {
   using T = TypeParam;
   constexpr long double eps = std::numeric_limits<T>::epsilon();
-  auto ulp_at = [](long double v) {
-    T const t = static_cast<T>(v);
-    return static_cast<long double>(std::nextafter(t, std::numeric_limits<T>::infinity())) -
-           static_cast<long double>(t);
-  };
+  auto ulp_at = [](long double v) { return spacing_at<T>(v); };
   std::mt19937_64 rng(3);
   std::normal_distribution<double> normal(0, 8);
   std::uniform_real_distribution<double> uniform(-8, 8);
@@ -779,16 +796,12 @@ TYPED_TEST(Softmax, FastTierWithinItsBounds) {
         long double const inv_t = 1.0L / static_cast<long double>(static_cast<T>(t));
         for (std::size_t r = 0; r < rows; ++r) {
           T const* z = x.data() + r * cols;
-          long double const m = *std::max_element(z, z + cols);
-          gradient_error::exact_sum s;
-          for (std::size_t i = 0; i < cols; ++i) {
-            s.add(std::exp((z[i] - m) * inv_t));
-          }
+          auto const [m, sum_of_terms] = exact_row_statistics(z, cols, inv_t);
           long double sum = 0;
           for (std::size_t i = 0; i < cols; ++i) {
             long double const d = (z[i] - m) * inv_t;
-            long double const exact = std::exp(d) / s.value();
-            long double const exact_log = d - std::log(s.value());
+            long double const exact = std::exp(d) / sum_of_terms;
+            long double const exact_log = d - std::log(sum_of_terms);
             T const got = p[r * cols + i];
             sum += got;
             double const e = static_cast<double>(std::fabs(got - exact) / ulp_at(exact));
@@ -817,11 +830,7 @@ TYPED_TEST(Softmax, FastTierWithinItsBounds) {
 TYPED_TEST(Softmax, FarEntriesWithinTheirBounds) {
   using T = TypeParam;
   constexpr long double eps = std::numeric_limits<T>::epsilon();
-  auto ulp_at = [](long double v) {
-    T const t = static_cast<T>(v);
-    return static_cast<long double>(std::nextafter(t, std::numeric_limits<T>::infinity())) -
-           static_cast<long double>(t);
-  };
+  auto ulp_at = [](long double v) { return spacing_at<T>(v); };
   std::mt19937_64 rng(11);
   std::normal_distribution<double> spread(0, std::is_same_v<T, float> ? 40 : 300);
   double worst[2][2] = {};  // [tier][p, log p] as fractions of their bounds
@@ -851,11 +860,7 @@ TYPED_TEST(Softmax, FarEntriesWithinTheirBounds) {
         long double const inv_t = 1.0L / static_cast<long double>(static_cast<T>(t));
         for (std::size_t r = 0; r < rows; ++r) {
           T const* z = x.data() + r * cols;
-          long double const m = *std::max_element(z, z + cols);
-          gradient_error::exact_sum s;
-          for (std::size_t i = 0; i < cols; ++i) {
-            s.add(std::exp((z[i] - m) * inv_t));
-          }
+          auto const [m, sum_of_terms] = exact_row_statistics(z, cols, inv_t);
           for (std::size_t i = 0; i < cols; ++i) {
             T const got = p[r * cols + i];
             T const got_log = lp[r * cols + i];
@@ -865,8 +870,8 @@ TYPED_TEST(Softmax, FarEntriesWithinTheirBounds) {
               continue;
             }
             long double const d = (z[i] - m) * inv_t;
-            long double const exact = std::exp(d) / s.value();
-            long double const exact_log = d - std::log(s.value());
+            long double const exact = std::exp(d) / sum_of_terms;
+            long double const exact_log = d - std::log(sum_of_terms);
             double const e = static_cast<double>(std::fabs(got - exact) / ulp_at(exact));
             double const p_bound = tier == 0 ? 3 : 4 + 3 * static_cast<double>(-d);
             worst[tier][0] = std::max(worst[tier][0], e / p_bound);
