@@ -101,7 +101,8 @@ inline bool row_maximum(T const* z, std::size_t n, T& m, T& lowest) {
 // least 1024 T below, as masked entries are: -inf, -1e9, the lowest float; a batch all below
 // m + (min_arg - 1) T skips the exp, its terms being 0). The last test costs wide rows without
 // such stretches 10% (a compare and a branch a batch), so they are far, not masked. For double,
-// whose terms leave the normal range only at -708, far rows take the check and find no lane.
+// whose terms leave the normal range only at -708, far rows pay the far forms for nothing (the
+// same bits; rows spread so wide are rare in double).
 enum class reach { near, far, masked };
 
 template <class T>
@@ -179,16 +180,15 @@ inline math::double_float<T> row_sum(T const* z, T* terms, std::size_t n, T m, T
   return lanes.total();
 }
 
-// row_sum for a row of maximum m and minimum lowest: unit_temperature where t = 1, and the row's
-// reach.
+// row_sum for a row of maximum m and the given reach: unit_temperature where t = 1.
 template <class Arch, class T, bool fast = false>
-inline math::double_float<T> row_sum_of(T const* z, T* terms, std::size_t n, T m, T lowest, T inv_t,
-                                        T t) {
+inline math::double_float<T> row_sum_of(T const* z, T* terms, std::size_t n, T m, reach entries,
+                                        T inv_t, T t) {
   auto with = [&]<bool unit, reach entries>() {
     return row_sum<Arch, unit, T, fast, entries>(z, terms, n, m, inv_t, t);
   };
   auto with_reach = [&]<bool unit>() {
-    switch (reach_of(m, lowest, inv_t)) {
+    switch (entries) {
       case reach::near:
         return with.template operator()<unit, reach::near>();
       case reach::far:
@@ -238,7 +238,8 @@ inline running<T> row_statistics(T const* z, std::size_t n, T inv_t, T t) {
   if (bad || m == -std::numeric_limits<T>::infinity()) {
     return row_statistics_general<Arch>(z, n, inv_t, t);
   }
-  auto const sum = row_sum_of<Arch>(z, static_cast<T*>(nullptr), n, m, lowest, inv_t, t);
+  auto const sum =
+      row_sum_of<Arch>(z, static_cast<T*>(nullptr), n, m, reach_of(m, lowest, inv_t), inv_t, t);
   return running_of(m, sum.hi, sum.lo);
 }
 
@@ -275,8 +276,8 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
       bool const bad = row_maximum<Arch>(z, shape.axis, row_max, row_min);
       if (!bad && row_max > -std::numeric_limits<T>::infinity()) {
         T* const terms = keep_terms ? row_out : nullptr;
-        auto sum = row_sum_of<Arch, T, fast>(z, terms, shape.axis, row_max, row_min, inv_t, t);
-        bool const far = reach_of(row_max, row_min, inv_t) != reach::near;
+        reach const entries = reach_of(row_max, row_min, inv_t);
+        auto sum = row_sum_of<Arch, T, fast>(z, terms, shape.axis, row_max, entries, inv_t, t);
         if constexpr (keep_terms) {
           // p = e * (1/s): 1/s rounded once, each p once more (s >= 1, so no overflow). The
           // general path and the strided layout form p as exp_split.times(1/s) instead (1/s
@@ -287,13 +288,15 @@ void forward_over_axis(axis_layout shape, T const* x, T* y, T t) {
           B const inv_sum(T(1) / s);
           std::span<T> const out_row(row_out, shape.axis);
           std::span<T const> const terms_row(row_out, shape.axis);
-          if (far) {
+          if (entries != reach::near) {
             // A term e > 0 below 2 s 2^-126 may give a p below the normal range (or be
             // subnormal itself): such batches multiply without underflowing (an assist each).
             B const small(T(2) * s * std::numeric_limits<T>::min());
             elementwise<Arch>(
                 [&](B e) {
-                  if (math::any(math::both(e<small, e> B(T(0))))) {
+                  auto const tiny = e < small;
+                  auto const nonzero = e > B(T(0));
+                  if (math::any(math::both(tiny, nonzero))) {
                     return math::product_without_underflow(e, inv_sum);
                   }
                   return e * inv_sum;

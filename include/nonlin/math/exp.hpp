@@ -157,6 +157,23 @@ inline V scale_unless(mask_t<V> const& keep, V const& y, V const& n) noexcept {
   }
 }
 
+namespace detail {
+// 2^mantissa_bits: adding it to a t in [0, 2^mantissa_bits] rounds t to an integer (ties to
+// even), exactly, in the binade above.
+template <real_value V>
+inline V subnormal_units_magic() noexcept {
+  return V(scalar_t<V>(std::int64_t(1) << exp_constants<scalar_t<V>>::mantissa_bits));
+}
+
+// The value whose bits are t rounded to an integer, for t in [0, 2^mantissa_bits]: t units of
+// the smallest subnormal (2^mantissa_bits of them make the smallest normal), rounded once.
+template <real_value V>
+inline V from_subnormal_units(V const& t) noexcept {
+  V const magic = subnormal_units_magic<V>();
+  return math::from_bits<V>(math::as_bits(t + magic) - math::as_bits(magic));
+}
+}  // namespace detail
+
 // y 2^n rounded once, as scale(y, n), computed without a floating-point operation whose result
 // underflows (is subnormal, or rounds to 0 from below the normal range): on Intel cores such an
 // operation takes a microcode assist, ~190 cycles for a vscalefps and ~120 for a vmulps on this
@@ -173,11 +190,8 @@ inline V scale_without_underflow(V const& y, V const& n) noexcept {
   using K = detail::exp_constants<T>;
   V const to_subnormal_units(T(K::bias + K::mantissa_bits - 1));
   V const t = math::scale(math::abs(y), math::clamp_below(n + to_subnormal_units, V(T(-64))));
-  V const integer_magic(T(std::int64_t(1) << K::mantissa_bits));
-  auto const below_normal = t < integer_magic;
-  V const rounded =
-      math::from_bits<V>(math::as_bits(t + integer_magic) - math::as_bits(integer_magic));
-  return math::select(below_normal, math::with_sign_of(rounded, y),
+  auto const below_normal = t < detail::subnormal_units_magic<V>();
+  return math::select(below_normal, math::with_sign_of(detail::from_subnormal_units(t), y),
                       math::scale_unless(below_normal, y, n));
 }
 
@@ -202,11 +216,9 @@ inline V product_without_underflow(V const& a, V const& b) noexcept {
     // the narrowing's rounding.
     V const units = arch::narrow_to_odd<V>(in_units(wide_a.first, wide_b.first),
                                            in_units(wide_a.second, wide_b.second));
-    V const integer_magic(0x1p23f);
-    auto const below_normal = units <= integer_magic;
-    V const rounded =
-        math::from_bits<V>(math::as_bits(units + integer_magic) - math::as_bits(integer_magic));
-    return math::select(below_normal, rounded, math::select(below_normal, math::c<V>(1), a) * b);
+    auto const below_normal = units <= detail::subnormal_units_magic<V>();
+    return math::select(below_normal, detail::from_subnormal_units(units),
+                        math::select(below_normal, math::c<V>(1), a) * b);
   } else {
     return a * b;
   }
